@@ -1,0 +1,113 @@
+/**
+ * Orrery's one error type. Every error that crosses a module or process boundary is an
+ * {@link OrreryError} with a string {@link ErrorCode}; recognise errors by `code`, never by
+ * `instanceof`, once they have crossed a process boundary.
+ *
+ * `docs/errors.md` lists every code with its meaning, whether it is retryable, and the
+ * HTTP status the console answers with.
+ */
+
+/** Every error code Orrery raises, with whether an operation that failed with it may be retried. */
+export const ERROR_CODES = {
+  // ZooKeeper results
+  'no-node': false,
+  'node-exists': false,
+  'bad-version': false,
+  'not-empty': false,
+  'no-children-for-ephemerals': false,
+  'connection-loss': true,
+  'operation-timeout': true,
+  'session-expired': true,
+  'session-moved': true,
+  'closing': false,
+  'not-connected': true,
+  'auth-failed': false,
+  'no-auth': false,
+  'bad-arguments': false,
+  'zookeeper-error': true,
+  // Orrery rules
+  'validation': false,
+  'bad-data': false,
+  'conflict': false,
+  'not-found': false,
+  'already-exists': false,
+  'usage': false,
+  'timeout': true,
+  'closed': false,
+  'internal': false,
+} as const satisfies Record<string, boolean>;
+
+/** The string code of an {@link OrreryError}. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** One problem found by validation: which field, which rule, and a sentence for people. */
+export interface ValidationIssue {
+  /** Dotted path of the field, e.g. `jobs[2].misfire.thresholdSeconds`; `''` for the whole value. */
+  field: string;
+  /** Short name of the rule that failed, e.g. `minimum`, `pattern`, `cron`, `unknown-field`. */
+  rule: string;
+  /** A complete sentence naming the field and the rule. */
+  message: string;
+}
+
+/** Options of {@link OrreryError}. */
+export interface OrreryErrorOptions {
+  /** Structured data for logs and API answers (must be JSON-serialisable). */
+  details?: Record<string, unknown>;
+  /** The error this one wraps. */
+  cause?: unknown;
+  /** Overrides the code's default retryability. */
+  retryable?: boolean;
+}
+
+/** The single error class of Orrery. */
+export class OrreryError extends Error {
+  override readonly name = 'OrreryError';
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: OrreryErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? ERROR_CODES[code];
+    this.details = options.details ?? {};
+  }
+
+  /** A plain object for JSON answers and logs. */
+  toJSON(): { code: ErrorCode; message: string; retryable: boolean; details: Record<string, unknown> } {
+    return { code: this.code, message: this.message, retryable: this.retryable, details: this.details };
+  }
+}
+
+/** Normalises anything thrown into an `Error` (use in every `catch`). */
+export function toError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  if (typeof value === 'string') return new Error(value);
+  try {
+    return new Error(`non-error thrown: ${JSON.stringify(value)}`);
+  } catch {
+    return new Error(`non-error thrown: ${String(value)}`);
+  }
+}
+
+/** True when `value` is an error carrying `code` (works across realms and processes). */
+export function hasErrorCode(value: unknown, ...codes: ErrorCode[]): value is OrreryError {
+  if (typeof value !== 'object' || value === null) return false;
+  const code = (value as { code?: unknown }).code;
+  return typeof code === 'string' && (codes as string[]).includes(code);
+}
+
+/** True when the error says the operation may succeed if tried again. */
+export function isRetryable(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { retryable?: unknown }).retryable === true;
+}
+
+/** A `validation` error listing every issue (message names the first few fields and rules). */
+export function validationError(issues: ValidationIssue[], what = 'value'): OrreryError {
+  const shown = issues.slice(0, 5).map((i) => i.message);
+  const more = issues.length > 5 ? ` (and ${issues.length - 5} more)` : '';
+  return new OrreryError('validation', `invalid ${what}: ${shown.join('; ')}${more}`, {
+    details: { issues },
+  });
+}

@@ -1,0 +1,388 @@
+/**
+ * A real ZooKeeper for development, tests and benchmarks, started from Debian's jars
+ * (`/usr/share/java/zookeeper.jar`, installed by `scripts/ensure-zookeeper.sh`).
+ *
+ * Guarantees:
+ * - Each server listens on free loopback ports found at start (2181 is never assumed), with its
+ *   own temporary data dir; `stop()` stops it by pid and removes the data dir.
+ * - `start` resolves only once every server answers `ruok` with `imok` (an ensemble: once `srvr`
+ *   also reports a mode, i.e. a quorum formed).
+ * - No server outlives the process that started it: each runs under a small shell guard that
+ *   kills it when the guard's stdin (a pipe from this process) closes, which the kernel does when
+ *   this process dies, even by `kill -9`.
+ *
+ * Not guaranteed: durability across `stop()` (the data dir is removed) — use `restart()`, which
+ * keeps it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OrreryError } from '../errors.js';
+
+const ZK_JAR = '/usr/share/java/zookeeper.jar';
+const LOGGER_JAR = '/usr/share/java/slf4j-simple.jar';
+
+/** Options of {@link startZooKeeper} and {@link startEnsemble}. */
+export interface ZooKeeperOptions {
+  /** ZooKeeper's tick in ms; the minimum session timeout is 2 ticks. Default 250. */
+  tickTimeMs?: number;
+  /** How long to wait for the server(s) to answer, in ms. Default 30 000. */
+  startTimeoutMs?: number;
+  /** Parent folder of the data dir. Default the OS temp dir. */
+  baseDir?: string;
+  /** ZooKeeper's own log level (`error`, `warn`, `info`). Default `warn`. */
+  logLevel?: 'error' | 'warn' | 'info';
+}
+
+/** One running ZooKeeper server. */
+export interface ZooKeeperServer {
+  /** `127.0.0.1:port` of this server. */
+  readonly connectString: string;
+  readonly clientPort: number;
+  /** The pid of the Java process (changes after `restart()`). */
+  readonly pid: number;
+  readonly dataDir: string;
+  /** The path of this server's log file. */
+  readonly logFile: string;
+  /** True while the Java process runs. */
+  readonly running: boolean;
+  /** Sends a four-letter word (`ruok`, `srvr`, `mntr`, `cons`, …) and returns the answer. */
+  fourLetter(word: string): Promise<string>;
+  /** `srvr`'s Mode line: `standalone`, `leader` or `follower`; undefined if it does not answer. */
+  mode(): Promise<string | undefined>;
+  /** The server's last zxid (`srvr`'s Zxid), as a number. */
+  zxid(): Promise<number>;
+  /** Kills the process with `signal` (default SIGKILL) and waits for it to exit; keeps the data. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts the process again on the same ports and data dir (after `kill`). */
+  restart(): Promise<void>;
+  /** Stops the process (SIGTERM, then SIGKILL) and removes the data dir. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** A 3-node (or n-node) ensemble on loopback. */
+export interface ZooKeeperEnsemble {
+  /** All members' client addresses, comma-separated. */
+  readonly connectString: string;
+  readonly servers: readonly ZooKeeperServer[];
+  /** The member that is the quorum leader now. */
+  leader(): Promise<ZooKeeperServer>;
+  /** Resolves once a quorum has formed again (some member is leader and the rest answer). */
+  waitForQuorum(timeoutMs?: number): Promise<void>;
+  /** Stops every member and removes their data. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Finds a free TCP port on 127.0.0.1 (the kernel picks; we release it right away). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Sends a ZooKeeper four-letter word to `host:port`; resolves with the whole answer. */
+export function fourLetterWord(port: number, word: string, timeoutMs = 2000, host = '127.0.0.1'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = new Socket();
+    let answer = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer to '${word}' from ${host}:${port} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => { answer += chunk; });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    socket.connect(port, host, () => socket.end(word));
+  });
+}
+
+function assertInstalled(): void {
+  if (!existsSync(ZK_JAR)) {
+    throw new OrreryError(
+      'internal',
+      `ZooKeeper is not installed (${ZK_JAR} is missing): run 'bash scripts/ensure-zookeeper.sh' (npm test does this for you)`,
+    );
+  }
+}
+
+interface MemberPlan {
+  id: number;
+  clientPort: number;
+  peerPort?: number;
+  electionPort?: number;
+}
+
+// The guard: runs the server in the background, prints its pid, and kills it when stdin closes.
+// (A background job's stdin is /dev/null unless redirected, hence the explicit <&3.)
+const GUARD = `
+exec 3<&0
+"$@" >>"$ORRERY_ZK_LOG" 2>&1 </dev/null &
+child=$!
+echo "$child"
+( while read -r _; do :; done; kill -KILL "$child" 2>/dev/null ) <&3 &
+reader=$!
+wait "$child"
+status=$?
+kill "$reader" 2>/dev/null
+exit "$status"
+`;
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, logFile: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 25;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 200);
+  }
+  let tail = '';
+  try {
+    tail = readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
+  } catch {
+    // no log yet
+  }
+  throw new OrreryError('timeout', `ZooKeeper did not become ready (${what}) within ${timeoutMs} ms; log tail:\n${tail}`);
+}
+
+function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, options: Required<ZooKeeperOptions>): ZooKeeperServer {
+  const dataDir = join(dir, `server-${plan.id}`);
+  mkdirSync(join(dataDir, 'data'), { recursive: true });
+  const cfg = [
+    `tickTime=${options.tickTimeMs}`,
+    `initLimit=20`,
+    `syncLimit=10`,
+    `dataDir=${join(dataDir, 'data')}`,
+    `clientPort=${plan.clientPort}`,
+    `clientPortAddress=127.0.0.1`,
+    `admin.enableServer=false`,
+    `4lw.commands.whitelist=*`,
+    `maxClientCnxns=0`,
+    `minSessionTimeout=${2 * options.tickTimeMs}`,
+    `maxSessionTimeout=120000`,
+    `globalOutstandingLimit=5000`,
+    `forceSync=no`,
+  ];
+  if (members.length > 1) {
+    writeFileSync(join(dataDir, 'data', 'myid'), `${plan.id}\n`);
+    cfg.push('reconfigEnabled=false', 'standaloneEnabled=false', 'electionPortBindRetry=10');
+    for (const m of members) cfg.push(`server.${m.id}=127.0.0.1:${m.peerPort}:${m.electionPort}`);
+  }
+  const cfgFile = join(dataDir, 'zoo.cfg');
+  writeFileSync(cfgFile, cfg.join('\n') + '\n');
+  const logFile = join(dataDir, 'zookeeper.log');
+  const classpath = [ZK_JAR, ...(existsSync(LOGGER_JAR) ? [LOGGER_JAR] : [])].join(':');
+  const javaArgs = [
+    '-Xmx256m',
+    '-XX:+UseSerialGC',
+    '-XX:TieredStopAtLevel=1',
+    '-Xshare:auto',
+    `-Dorg.slf4j.simpleLogger.defaultLogLevel=${options.logLevel}`,
+    '-Dorg.slf4j.simpleLogger.showDateTime=true',
+    '-Dzookeeper.jmx.log4j.disable=true',
+    '-Djute.maxbuffer=4194304',
+    '-cp',
+    classpath,
+    'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+    cfgFile,
+  ];
+
+  let guard: ChildProcess | undefined;
+  let pid = 0;
+  let running = false;
+  let exited: Promise<void> = Promise.resolve();
+  let stopped = false;
+
+  const spawnJava = async (): Promise<void> => {
+    const child = spawn('bash', ['-c', GUARD, 'orrery-zk-guard', 'java', ...javaArgs], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+      env: { ...process.env, ORRERY_ZK_LOG: logFile },
+    });
+    guard = child;
+    running = true;
+    exited = new Promise<void>((resolve) => child.once('exit', () => {
+      running = false;
+      resolve();
+    }));
+    pid = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout!.setEncoding('utf8');
+      child.stdout!.on('data', (chunk: string) => {
+        out += chunk;
+        const line = out.split('\n')[0];
+        if (out.includes('\n') && line) resolve(Number(line.trim()));
+      });
+      child.once('error', reject);
+      child.once('exit', () => reject(new OrreryError('internal', `ZooKeeper guard exited before starting java; see ${logFile}`)));
+    });
+    // Java writes to the log, not to our pipe; keep the pipe drained anyway.
+    child.stdout!.resume();
+    // Do not keep the test process alive for the guard; its stdin pipe is what ties them.
+    child.unref();
+    (child.stdout as unknown as { unref?: () => void }).unref?.();
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
+  };
+
+  const server: ZooKeeperServer = {
+    connectString: `127.0.0.1:${plan.clientPort}`,
+    clientPort: plan.clientPort,
+    get pid() {
+      return pid;
+    },
+    dataDir,
+    logFile,
+    get running() {
+      return running;
+    },
+    fourLetter: (word) => fourLetterWord(plan.clientPort, word),
+    async mode() {
+      try {
+        const srvr = await fourLetterWord(plan.clientPort, 'srvr', 1000);
+        return /Mode: (\w+)/.exec(srvr)?.[1];
+      } catch {
+        return undefined;
+      }
+    },
+    async zxid() {
+      const srvr = await fourLetterWord(plan.clientPort, 'srvr');
+      const hex = /Zxid: (0x[0-9a-f]+)/i.exec(srvr)?.[1];
+      if (!hex) throw new OrreryError('internal', `no Zxid in srvr answer: ${srvr}`);
+      return Number(BigInt(hex));
+    },
+    async kill(signal = 'SIGKILL') {
+      if (!running) return;
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // already gone
+      }
+      await exited;
+    },
+    async restart() {
+      if (stopped) throw new OrreryError('closed', 'this ZooKeeper server was stopped');
+      if (running) await server.kill('SIGKILL');
+      await spawnJava();
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (running) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+        const timer = setTimeout(() => {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }, 3000);
+        await exited;
+        clearTimeout(timer);
+      }
+      guard?.stdin?.destroy();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  (server as { start?: () => Promise<void> }).start = spawnJava;
+  return server;
+}
+
+function resolveOptions(options: ZooKeeperOptions): Required<ZooKeeperOptions> {
+  return {
+    tickTimeMs: options.tickTimeMs ?? 250,
+    startTimeoutMs: options.startTimeoutMs ?? 30_000,
+    baseDir: options.baseDir ?? tmpdir(),
+    logLevel: options.logLevel ?? 'warn',
+  };
+}
+
+/** Starts a standalone ZooKeeper on a free loopback port; resolves once it answers `imok`. */
+export async function startZooKeeper(options: ZooKeeperOptions = {}): Promise<ZooKeeperServer> {
+  assertInstalled();
+  const opts = resolveOptions(options);
+  const dir = mkdtempSync(join(opts.baseDir, 'orrery-zk-'));
+  const plan: MemberPlan = { id: 1, clientPort: await freePort() };
+  const server = launchMember(plan, [plan], dir, opts);
+  try {
+    await (server as unknown as { start: () => Promise<void> }).start();
+    await until(async () => (await server.fourLetter('ruok')) === 'imok', opts.startTimeoutMs, 'ruok', server.logFile);
+    await until(async () => (await server.mode()) === 'standalone', opts.startTimeoutMs, 'srvr', server.logFile);
+  } catch (error) {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const stop = server.stop;
+  return Object.assign(server, {
+    async stop() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  });
+}
+
+/** Starts an ensemble of `size` (default 3) servers on loopback; resolves once a quorum formed. */
+export async function startEnsemble(size = 3, options: ZooKeeperOptions = {}): Promise<ZooKeeperEnsemble> {
+  assertInstalled();
+  const opts = resolveOptions(options);
+  const dir = mkdtempSync(join(opts.baseDir, 'orrery-zk-ensemble-'));
+  const plans: MemberPlan[] = [];
+  for (let id = 1; id <= size; id += 1) {
+    plans.push({ id, clientPort: await freePort(), peerPort: await freePort(), electionPort: await freePort() });
+  }
+  const servers = plans.map((plan) => launchMember(plan, plans, dir, opts));
+  let stopped = false;
+  const ensemble: ZooKeeperEnsemble = {
+    connectString: servers.map((s) => s.connectString).join(','),
+    servers,
+    async leader() {
+      for (const s of servers) {
+        if (s.running && (await s.mode()) === 'leader') return s;
+      }
+      throw new OrreryError('not-found', 'no ZooKeeper member is leader now');
+    },
+    async waitForQuorum(timeoutMs = opts.startTimeoutMs) {
+      await until(
+        async () => {
+          const modes = await Promise.all(servers.filter((s) => s.running).map((s) => s.mode()));
+          return modes.includes('leader') && modes.every((m) => m === 'leader' || m === 'follower');
+        },
+        timeoutMs,
+        'quorum',
+        servers[0]!.logFile,
+      );
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all(servers.map((s) => s.stop()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await Promise.all(servers.map((s) => (s as unknown as { start: () => Promise<void> }).start()));
+    await ensemble.waitForQuorum();
+  } catch (error) {
+    await ensemble.stop();
+    throw error;
+  }
+  return ensemble;
+}

@@ -1,0 +1,166 @@
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createZkClient, type ConnectionState, type ZkClient } from './client.js';
+import { waitForEvent } from '../events.js';
+import { createTcpProxy, forceExpireSession, startZooKeeper, uniqueRoot, eventually, type TcpProxy } from '../testing/index.js';
+
+const zkConnect = inject('zkConnect');
+const open: Array<{ close(): Promise<void> }> = [];
+function track<T extends { close(): Promise<void> }>(thing: T): T {
+  open.push(thing);
+  return thing;
+}
+afterEach(async () => {
+  while (open.length) await open.pop()!.close();
+});
+
+async function connect(connect = zkConnect, root = uniqueRoot('client'), sessionTimeoutMs = 4000): Promise<ZkClient> {
+  const client = track(createZkClient({ connect, root, sessionTimeoutMs }));
+  await client.start();
+  return client;
+}
+
+describe('zk client against a real ZooKeeper', () => {
+  it('creates, reads, updates and deletes with typed errors', async () => {
+    const zk = await connect();
+    expect(await zk.create('/a', '{"x":1}')).toBe('/a');
+    const { data, stat } = await zk.get('/a');
+    expect(data?.toString()).toBe('{"x":1}');
+    expect(stat.version).toBe(0);
+    await expect(zk.create('/a', 'again')).rejects.toMatchObject({ code: 'node-exists', retryable: false });
+    await expect(zk.get('/missing')).rejects.toMatchObject({ code: 'no-node' });
+    expect(await zk.exists('/missing')).toBeNull();
+    await zk.create('/a/child');
+    await expect(zk.delete('/a')).rejects.toMatchObject({ code: 'not-empty' });
+    await zk.deleteRecursive('/a');
+    expect(await zk.exists('/a')).toBeNull();
+  });
+
+  it('rejects a write with a stale version (compare-and-set)', async () => {
+    const zk = await connect();
+    await zk.create('/cas', 'v0');
+    const first = await zk.set('/cas', 'v1', 0);
+    expect(first.version).toBe(1);
+    await expect(zk.set('/cas', 'v2', 0)).rejects.toMatchObject({ code: 'bad-version' });
+    await expect(zk.delete('/cas', 0)).rejects.toMatchObject({ code: 'bad-version' });
+    await zk.delete('/cas', 1);
+    expect(await zk.exists('/cas')).toBeNull();
+  });
+
+  it('keeps every path under its root and creates the root', async () => {
+    const root = uniqueRoot('chroot');
+    const zk = await connect(zkConnect, `${root}/deep/er`);
+    await zk.create('/x', 'in');
+    const plain = await connect(zkConnect, '/');
+    expect((await plain.get(`${root}/deep/er/x`)).data?.toString()).toBe('in');
+    expect(await zk.getChildren('/')).toEqual(['x']);
+    await plain.deleteRecursive(root);
+  });
+
+  it('fires a watch exactly once, with the relative path', async () => {
+    const zk = await connect();
+    await zk.create('/w', '0');
+    const events: string[] = [];
+    await zk.get('/w', (e) => events.push(`${e.type} ${e.path}`));
+    await zk.set('/w', '1');
+    await zk.set('/w', '2');
+    await eventually(() => events.length === 1);
+    await zk.getChildren('/w', (e) => events.push(`${e.type} ${e.path}`));
+    await zk.create('/w/c');
+    await zk.exists('/later', (e) => events.push(`${e.type} ${e.path}`));
+    await zk.create('/later');
+    await eventually(() => events.length === 3);
+    // A little more traffic: no extra firing may appear.
+    await zk.set('/w', '3');
+    await zk.sync('/w');
+    expect(events).toEqual(['changed /w', 'children /w', 'created /later']);
+  });
+
+  it('creates sequential and ephemeral nodes', async () => {
+    const zk = await connect();
+    await zk.create('/seq');
+    const a = await zk.create('/seq/n-', null, 'persistent-sequential');
+    const b = await zk.create('/seq/n-', null, 'ephemeral-sequential');
+    expect(a).toMatch(/^\/seq\/n-\d{10}$/);
+    expect(b > a).toBe(true);
+    const stat = await zk.exists(b);
+    expect(stat?.ephemeralOwner).toBe(zk.sessionId);
+  });
+
+  it('fails start() with a clear error when nothing listens', async () => {
+    const client = createZkClient({ connect: '127.0.0.1:1', connectTimeoutMs: 500 });
+    await expect(client.start()).rejects.toMatchObject({ code: 'connection-loss', message: expect.stringContaining('127.0.0.1:1') });
+    await client.close();
+  });
+
+  it('close() is idempotent and operations after it fail with `closed`', async () => {
+    const zk = await connect();
+    await zk.close();
+    await zk.close();
+    await expect(zk.get('/')).rejects.toMatchObject({ code: 'closed' });
+  });
+});
+
+describe('zk client sessions', () => {
+  let proxy: TcpProxy;
+  beforeAll(async () => {
+    const [host, port] = zkConnect.split(':');
+    proxy = await createTcpProxy({ targetHost: host, targetPort: Number(port) });
+  });
+  afterAll(async () => {
+    await proxy.close();
+  });
+
+  it('gets a new session after a server-side expiry, without restarting', async () => {
+    const zk = await connect(proxy.connectString, uniqueRoot('expiry'), 4000);
+    const states: ConnectionState[] = [];
+    zk.on('state', (s) => states.push(s.state));
+    await zk.create('/eph', 'mine', 'ephemeral');
+    const before = zk.sessionId;
+    const session = waitForEvent(zk, 'session', { timeoutMs: 20_000 });
+    await forceExpireSession(zk, proxy, zkConnect);
+    const next = await session;
+    expect(next.previousSessionId).toBe(before);
+    expect(next.sessionId).not.toBe(before);
+    expect(states).toContain('LOST');
+    expect(states.at(-1)).toBe('RECONNECTED');
+    // The old session's ephemeral node went with it; the new session works.
+    expect(await zk.exists('/eph')).toBeNull();
+    await zk.create('/eph', 'again', 'ephemeral');
+    expect((await zk.exists('/eph'))?.ephemeralOwner).toBe(zk.sessionId);
+  });
+
+  it('declares the session LOST after a whole session timeout without a link, then starts a new one', async () => {
+    const zk = await connect(proxy.connectString, uniqueRoot('blackhole'), 2000);
+    const states: ConnectionState[] = [];
+    zk.on('state', (s) => states.push(s.state));
+    const lost = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'LOST', timeoutMs: 15_000 });
+    proxy.blackhole();
+    await lost;
+    expect(states.slice(0, 2)).toEqual(['SUSPENDED', 'LOST']);
+    const session = waitForEvent(zk, 'session', { timeoutMs: 15_000 });
+    proxy.forward();
+    await session;
+    expect(states.at(-1)).toBe('RECONNECTED');
+    await zk.create('/alive');
+  });
+});
+
+describe('zk client across a ZooKeeper restart', () => {
+  it('is SUSPENDED while the server is down and RECONNECTED to the same session after', async () => {
+    const server = await startZooKeeper();
+    track({ close: () => server.stop() });
+    const zk = await connect(server.connectString, uniqueRoot('restart'), 8000);
+    await zk.create('/eph', null, 'ephemeral');
+    const sessionId = zk.sessionId;
+    const suspended = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'SUSPENDED' });
+    await server.kill('SIGKILL');
+    await suspended;
+    const reconnected = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'RECONNECTED', timeoutMs: 20_000 });
+    await server.restart();
+    const event = await reconnected;
+    expect(event.newSession).toBe(false);
+    expect(zk.sessionId).toBe(sessionId);
+    // Sessions survive a server restart (they are in its log): the ephemeral node is still there.
+    expect((await zk.exists('/eph'))?.ephemeralOwner).toBe(sessionId);
+  });
+});

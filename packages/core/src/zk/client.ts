@@ -1,0 +1,567 @@
+/**
+ * A promise-based ZooKeeper client over the npm `zookeeper` package (the official C client).
+ *
+ * What it guarantees:
+ * - Every operation returns a promise that rejects with an {@link OrreryError} whose `code` names
+ *   the ZooKeeper result (`no-node`, `bad-version`, `connection-loss`, …) and whose `retryable`
+ *   flag says whether trying again may help.
+ * - Connection states follow Curator: `CONNECTED` (first session), `SUSPENDED` (the link dropped;
+ *   the session may still be alive), `RECONNECTED` (link back — same session, or a new one after
+ *   `LOST`), `LOST` (the session is gone: expired on the server, or the link stayed down for a whole
+ *   session timeout). After `LOST` the client never uses that session again: it closes the old
+ *   handle and opens a new session by itself; the process keeps running.
+ * - Watches are one-shot and fire at most once, for data or child events only (the C client's
+ *   session events are filtered out). Watches set before a `LOST` never fire: recipes rebuild on
+ *   the `session` event.
+ * - All paths are relative to `root` (a chroot, created on every new session).
+ *
+ * What it does not do: ZooKeeper `multi` (the native client lacks it — Orrery builds every protocol on
+ * single-node compare-and-set), retries (callers decide), or ACLs (open ACL only).
+ *
+ * Note: this native client is built single-threaded: its pings run on the Node event loop. An event
+ * loop blocked for longer than a third of the session timeout can cost the session; keep heavy work
+ * (job code) out of the process that holds the session.
+ */
+import { createRequire } from 'node:module';
+import { OrreryError, toError } from '../errors.js';
+import { createEmitter, type Subscribable } from '../events.js';
+import { zkError } from './zk-errors.js';
+
+const require = createRequire(import.meta.url);
+
+/** Curator's connection states, plus the handle's own life. */
+export type ConnectionState = 'CONNECTED' | 'SUSPENDED' | 'LOST' | 'RECONNECTED';
+
+/** The lifecycle phase of a client handle. */
+export type ClientPhase = 'idle' | 'connecting' | 'connected' | 'suspended' | 'lost' | 'closed';
+
+/** ZooKeeper's node metadata. */
+export interface ZkStat {
+  czxid: number;
+  mzxid: number;
+  pzxid: number;
+  ctime: number;
+  mtime: number;
+  version: number;
+  cversion: number;
+  aversion: number;
+  /** Session id (hex) of the owner of an ephemeral node; `'0'` for a persistent node. */
+  ephemeralOwner: string;
+  dataLength: number;
+  numChildren: number;
+}
+
+/** A fired one-shot watch. */
+export interface WatchEvent {
+  type: 'created' | 'deleted' | 'changed' | 'children';
+  /** The path, relative to the client's root. */
+  path: string;
+}
+
+/** Called once when a watch fires. */
+export type Watcher = (event: WatchEvent) => void;
+
+/** How a node is created. */
+export type CreateMode = 'persistent' | 'ephemeral' | 'persistent-sequential' | 'ephemeral-sequential';
+
+/** Events of a {@link ZkClient}. */
+export interface ZkClientEvents {
+  /** Curator-style connection state change. */
+  state: { state: ConnectionState; sessionId: string; newSession: boolean };
+  /** A session was established: the first one, or a new one after `LOST`. */
+  session: { sessionId: string; previousSessionId: string | undefined };
+  /** A problem the client handled by itself (for logs). */
+  error: Error;
+}
+
+/** Options of {@link createZkClient}. */
+export interface ZkClientOptions {
+  /** `host:port[,host:port…]` of the ensemble. */
+  connect: string;
+  /** Chroot every path is relative to; created when missing. Default `/orrery`. */
+  root?: string;
+  /** Requested session timeout in ms (the server may adjust it). Default 10 000. */
+  sessionTimeoutMs?: number;
+  /** How long `start()` waits for a first session before it fails, in ms. Default 15 000. */
+  connectTimeoutMs?: number;
+  /** Attach to an existing session (tests use this to force an expiry from the server side). */
+  session?: { clientId: string; password: string };
+}
+
+/** The resolved options. */
+export interface ResolvedZkClientOptions {
+  connect: string;
+  root: string;
+  sessionTimeoutMs: number;
+  connectTimeoutMs: number;
+  session: { clientId: string; password: string } | undefined;
+}
+
+/** A ZooKeeper client handle; see the module header for its guarantees. */
+export interface ZkClient extends Subscribable<ZkClientEvents> {
+  readonly options: ResolvedZkClientOptions;
+  /** The handle's phase. */
+  readonly phase: ClientPhase;
+  /** The current session id (hex), once connected. */
+  readonly sessionId: string | undefined;
+  /** The negotiated session timeout in ms (the requested one until connected). */
+  readonly sessionTimeoutMs: number;
+  /** Connects; resolves once the first session is established. */
+  start(): Promise<void>;
+  /** Closes the session (its ephemeral nodes go at once). Idempotent. */
+  close(): Promise<void>;
+  /** Resolves when the client is connected (now or later); rejects after `timeoutMs`. */
+  whenConnected(timeoutMs?: number): Promise<void>;
+  /** The current session's id and password, to attach a second handle to it. */
+  sessionCredentials(): { clientId: string; password: string };
+
+  create(path: string, data?: Buffer | string | null, mode?: CreateMode): Promise<string>;
+  get(path: string, watcher?: Watcher): Promise<{ data: Buffer | null; stat: ZkStat }>;
+  exists(path: string, watcher?: Watcher): Promise<ZkStat | null>;
+  getChildren(path: string, watcher?: Watcher): Promise<string[]>;
+  set(path: string, data: Buffer | string, version?: number): Promise<ZkStat>;
+  delete(path: string, version?: number): Promise<void>;
+  /** Creates `path` and its missing parents (persistent, empty); an existing node is fine. */
+  mkdirp(path: string): Promise<void>;
+  /** Deletes `path` and everything under it; a missing node is fine. */
+  deleteRecursive(path: string): Promise<void>;
+  /** Makes the connected server catch up with the leader for `path` before later reads. */
+  sync(path: string): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+// The native module's surface that this file uses.
+interface NativeHandle {
+  client_id: string;
+  client_password: string;
+  timeout: number;
+  on(event: string, listener: (...args: unknown[]) => void): void;
+  removeAllListeners(): void;
+  init(config: Record<string, unknown>): void;
+  close(): void;
+  a_create(path: string, data: Buffer | null, flags: number, cb: (rc: number, error: string, path: string) => void): number;
+  a_exists(path: string, watch: boolean, cb: (rc: number, error: string, stat: ZkStat) => void): number;
+  aw_exists(path: string, w: NativeWatcher, cb: (rc: number, error: string, stat: ZkStat) => void): number;
+  a_get(path: string, watch: boolean, cb: (rc: number, error: string, stat: ZkStat, data: Buffer | null) => void): number;
+  aw_get(path: string, w: NativeWatcher, cb: (rc: number, error: string, stat: ZkStat, data: Buffer | null) => void): number;
+  a_get_children(path: string, watch: boolean, cb: (rc: number, error: string, children: string[]) => void): number;
+  aw_get_children(path: string, w: NativeWatcher, cb: (rc: number, error: string, children: string[]) => void): number;
+  a_set(path: string, data: Buffer, version: number, cb: (rc: number, error: string, stat: ZkStat) => void): number;
+  a_delete_(path: string, version: number, cb: (rc: number, error: string) => void): number;
+  a_sync(path: string, cb: (rc: number, error: string) => void): number;
+}
+type NativeWatcher = (type: number, state: number, path: string) => void;
+interface NativeModule {
+  ZooKeeper: new () => NativeHandle;
+  constants: Record<string, number>;
+}
+
+let nativeModule: NativeModule | undefined;
+function native(): NativeModule {
+  if (!nativeModule) {
+    const Promised = require('zookeeper') as { ZooKeeper: new () => NativeHandle; constants: Record<string, number> };
+    nativeModule = { ZooKeeper: Promised.ZooKeeper, constants: Promised.constants };
+  }
+  return nativeModule;
+}
+
+const CREATE_FLAGS: Record<CreateMode, number> = {
+  persistent: 0,
+  ephemeral: 1,
+  'persistent-sequential': 2,
+  'ephemeral-sequential': 3,
+};
+
+const WATCH_TYPES: Record<number, WatchEvent['type']> = { 1: 'created', 2: 'deleted', 3: 'changed', 4: 'children' };
+
+/** Normalises a chroot: leading slash, no trailing slash, `'/'` for none. */
+function normaliseRoot(root: string): string {
+  if (!root.startsWith('/')) throw new OrreryError('bad-arguments', `ZooKeeper root '${root}' must start with '/'`);
+  const trimmed = root.replace(/\/+$/, '');
+  return trimmed === '' ? '/' : trimmed;
+}
+
+function assertPath(path: string): void {
+  if (!path.startsWith('/') || (path.length > 1 && path.endsWith('/')) || path.includes('//')) {
+    throw new OrreryError('bad-arguments', `ZooKeeper path '${path}' must be absolute, with no empty segment and no trailing slash`);
+  }
+}
+
+/** Resolves {@link ZkClientOptions}. */
+export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClientOptions {
+  return Object.freeze({
+    connect: options.connect,
+    root: normaliseRoot(options.root ?? '/orrery'),
+    sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
+    connectTimeoutMs: options.connectTimeoutMs ?? 15_000,
+    session: options.session,
+  });
+}
+
+/** Creates a client; call `start()` to connect. */
+export function createZkClient(options: ZkClientOptions): ZkClient {
+  const opts = resolveZkClientOptions(options);
+  const emitter = createEmitter<ZkClientEvents>();
+  let phase: ClientPhase = 'idle';
+  let handle: NativeHandle | undefined;
+  let sessionId: string | undefined;
+  let everConnected = false;
+  let lostTimer: NodeJS.Timeout | undefined;
+  let startPromise: Promise<void> | undefined;
+  let closePromise: Promise<void> | undefined;
+  // Listeners waiting for the next connected moment.
+  const connectedWaiters = new Set<() => void>();
+
+  const abs = (path: string): string => {
+    assertPath(path);
+    if (opts.root === '/') return path;
+    return path === '/' ? opts.root : opts.root + path;
+  };
+  const rel = (path: string): string => {
+    if (opts.root === '/') return path;
+    if (path === opts.root) return '/';
+    return path.startsWith(opts.root + '/') ? path.slice(opts.root.length) : path;
+  };
+
+  function clearLostTimer(): void {
+    if (lostTimer) clearTimeout(lostTimer);
+    lostTimer = undefined;
+  }
+
+  function setState(state: ConnectionState, newSession: boolean): void {
+    emitter.emit('state', { state, sessionId: sessionId ?? '', newSession });
+  }
+
+  function openHandle(session?: { clientId: string; password: string }): void {
+    const { ZooKeeper } = native();
+    const h = new ZooKeeper();
+    handle = h;
+    let connectedOnce = false;
+    h.on('connect', () => {
+      if (handle !== h) return;
+      clearLostTimer();
+      const previous = sessionId;
+      const id = h.client_id;
+      const newSession = !connectedOnce;
+      connectedOnce = true;
+      sessionId = id;
+      const wasSuspendedOrLost = phase === 'suspended' || phase === 'lost';
+      phase = 'connected';
+      if (newSession) {
+        // A new session: make sure the chroot exists before anyone uses it (an attached session
+        // already made it, and must not spend its moment on writes).
+        void (session ? Promise.resolve() : ensureRoot(h)).then(
+          () => {
+            if (handle !== h) return;
+            if (!everConnected) {
+              everConnected = true;
+              setState('CONNECTED', true);
+            } else {
+              setState('RECONNECTED', true);
+            }
+            emitter.emit('session', { sessionId: id, previousSessionId: previous });
+            for (const w of [...connectedWaiters]) w();
+          },
+          (error) => emitter.emit('error', toError(error)),
+        );
+      } else if (wasSuspendedOrLost) {
+        setState('RECONNECTED', false);
+        for (const w of [...connectedWaiters]) w();
+      }
+    });
+    h.on('connecting', () => {
+      if (handle !== h || phase !== 'connected') return;
+      phase = 'suspended';
+      setState('SUSPENDED', false);
+      // Curator's rule: a link down for a whole session timeout means the session is lost.
+      clearLostTimer();
+      lostTimer = setTimeout(() => {
+        if (handle !== h || phase !== 'suspended') return;
+        loseSession(h);
+      }, h.timeout > 0 ? h.timeout : opts.sessionTimeoutMs);
+      lostTimer.unref?.();
+    });
+    h.on('close', () => {
+      // The native handle ended without our asking: the server expired the session.
+      if (handle !== h || phase === 'closed') return;
+      loseSession(h);
+    });
+    const config: Record<string, unknown> = {
+      connect: opts.connect,
+      timeout: opts.sessionTimeoutMs,
+      debug_level: 0,
+      host_order_deterministic: false,
+      data_as_buffer: true,
+    };
+    if (session) {
+      config.client_id = session.clientId;
+      config.client_password = session.password;
+    }
+    h.init(config);
+  }
+
+  function loseSession(h: NativeHandle): void {
+    clearLostTimer();
+    if (phase === 'closed') return;
+    const wasLost = phase === 'lost';
+    phase = 'lost';
+    handle = undefined;
+    try {
+      h.close();
+    } catch {
+      // already closed by the native side
+    }
+    if (!wasLost) setState('LOST', false);
+    // A new session, without restarting the process.
+    openHandle();
+    phase = 'lost';
+  }
+
+  async function ensureRoot(h: NativeHandle): Promise<void> {
+    if (opts.root === '/') return;
+    const parts = opts.root.split('/').filter(Boolean);
+    let path = '';
+    for (const part of parts) {
+      path += '/' + part;
+      const target = path;
+      await new Promise<void>((resolve, reject) => {
+        const rc = h.a_create(target, null, 0, (code) => {
+          if (code === 0 || code === -110) resolve();
+          else reject(zkError(code, 'create', target));
+        });
+        if (rc !== 0) reject(zkError(rc, 'create', target));
+      });
+    }
+  }
+
+  function current(operation: string, path: string): NativeHandle {
+    if (phase === 'closed') throw new OrreryError('closed', `ZooKeeper ${operation} ${path}: the client is closed`);
+    if (!handle) throw new OrreryError('not-connected', `ZooKeeper ${operation} ${path}: no session`);
+    return handle;
+  }
+
+  function call<T>(operation: string, path: string, invoke: (h: NativeHandle, done: (rc: number, value?: T) => void) => number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let h: NativeHandle;
+      try {
+        h = current(operation, path);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      const rc = invoke(h, (code, value) => {
+        if (code === 0) resolve(value as T);
+        else reject(zkError(code, operation, path));
+      });
+      if (rc !== 0) reject(zkError(rc, operation, path));
+    });
+  }
+
+  function wrapWatcher(watcher: Watcher): NativeWatcher {
+    let fired = false;
+    return (type, _state, path) => {
+      // Session events are delivered to every watcher by the C client; they are not data events.
+      const kind = WATCH_TYPES[type];
+      if (!kind || fired) return;
+      fired = true;
+      try {
+        watcher({ type: kind, path: rel(path) });
+      } catch (error) {
+        emitter.emit('error', toError(error));
+      }
+    };
+  }
+
+  const toBuffer = (data: Buffer | string | null | undefined): Buffer | null =>
+    data === null || data === undefined ? null : Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8');
+
+  const client: ZkClient = {
+    options: opts,
+    get phase() {
+      return phase;
+    },
+    get sessionId() {
+      return sessionId;
+    },
+    get sessionTimeoutMs() {
+      return handle && handle.timeout > 0 ? handle.timeout : opts.sessionTimeoutMs;
+    },
+    on: emitter.on,
+
+    start() {
+      if (startPromise) return startPromise;
+      if (phase === 'closed') return Promise.reject(new OrreryError('closed', 'the ZooKeeper client is closed'));
+      phase = 'connecting';
+      startPromise = new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          off();
+          const error = new OrreryError(
+            'connection-loss',
+            `could not connect to ZooKeeper at ${opts.connect} within ${opts.connectTimeoutMs} ms`,
+            { details: { connect: opts.connect } },
+          );
+          void client.close().finally(() => reject(error));
+        }, opts.connectTimeoutMs);
+        const off = emitter.on('session', () => {
+          clearTimeout(timer);
+          off();
+          resolve();
+        });
+        try {
+          openHandle(opts.session);
+        } catch (error) {
+          clearTimeout(timer);
+          off();
+          reject(toError(error));
+        }
+      });
+      return startPromise;
+    },
+
+    close() {
+      if (closePromise) return closePromise;
+      clearLostTimer();
+      const h = handle;
+      phase = 'closed';
+      handle = undefined;
+      connectedWaiters.clear();
+      closePromise = new Promise<void>((resolve) => {
+        if (!h) {
+          resolve();
+          return;
+        }
+        try {
+          h.close();
+        } catch {
+          // already closed
+        }
+        // The native close is synchronous for the session; give its socket a tick to finish.
+        setImmediate(resolve);
+      }).finally(() => emitter.clear());
+      return closePromise;
+    },
+
+    whenConnected(timeoutMs = opts.connectTimeoutMs) {
+      if (phase === 'connected') return Promise.resolve();
+      if (phase === 'closed') return Promise.reject(new OrreryError('closed', 'the ZooKeeper client is closed'));
+      return new Promise<void>((resolve, reject) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          connectedWaiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          connectedWaiters.delete(done);
+          reject(new OrreryError('timeout', `not connected to ZooKeeper at ${opts.connect} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        connectedWaiters.add(done);
+      });
+    },
+
+    sessionCredentials() {
+      const h = current('session', '/');
+      return { clientId: h.client_id, password: h.client_password };
+    },
+
+    create(path, data = null, mode = 'persistent') {
+      const p = abs(path);
+      return call<string>('create', path, (h, done) =>
+        h.a_create(p, toBuffer(data), CREATE_FLAGS[mode], (rc, _e, created) => done(rc, rc === 0 ? rel(created) : undefined)),
+      );
+    },
+
+    get(path, watcher) {
+      const p = abs(path);
+      return call('get', path, (h, done) => {
+        const cb = (rc: number, _e: string, stat: ZkStat, data: Buffer | null): void =>
+          done(rc, rc === 0 ? { data: data && data.length > 0 ? data : null, stat } : undefined);
+        return watcher ? h.aw_get(p, wrapWatcher(watcher), cb) : h.a_get(p, false, cb);
+      });
+    },
+
+    async exists(path, watcher) {
+      const p = abs(path);
+      try {
+        return await call<ZkStat>('exists', path, (h, done) => {
+          const cb = (rc: number, _e: string, stat: ZkStat): void => done(rc, stat);
+          return watcher ? h.aw_exists(p, wrapWatcher(watcher), cb) : h.a_exists(p, false, cb);
+        });
+      } catch (error) {
+        // A watch set by exists on a missing node stays set (it fires on creation).
+        if ((error as OrreryError).code === 'no-node') return null;
+        throw error;
+      }
+    },
+
+    getChildren(path, watcher) {
+      const p = abs(path);
+      return call<string[]>('getChildren', path, (h, done) => {
+        const cb = (rc: number, _e: string, children: string[]): void => done(rc, rc === 0 ? [...children].sort() : undefined);
+        return watcher ? h.aw_get_children(p, wrapWatcher(watcher), cb) : h.a_get_children(p, false, cb);
+      });
+    },
+
+    set(path, data, version = -1) {
+      const p = abs(path);
+      return call<ZkStat>('set', path, (h, done) =>
+        h.a_set(p, toBuffer(data) ?? Buffer.alloc(0), version, (rc, _e, stat) => done(rc, stat)),
+      );
+    },
+
+    delete(path, version = -1) {
+      const p = abs(path);
+      return call<void>('delete', path, (h, done) => h.a_delete_(p, version, (rc) => done(rc)));
+    },
+
+    sync(path) {
+      const p = abs(path);
+      return call<void>('sync', path, (h, done) => h.a_sync(p, (rc) => done(rc)));
+    },
+
+    async mkdirp(path) {
+      assertPath(path);
+      const parts = path.split('/').filter(Boolean);
+      let current = '';
+      for (const part of parts) {
+        current += '/' + part;
+        try {
+          await client.create(current, null, 'persistent');
+        } catch (error) {
+          if ((error as OrreryError).code !== 'node-exists') throw error;
+        }
+      }
+    },
+
+    async deleteRecursive(path) {
+      assertPath(path);
+      // Children first; retry when a writer adds a child between our listing and our delete.
+      for (let attempt = 0; attempt < 10; attempt += 1) {
+        let children: string[];
+        try {
+          children = await client.getChildren(path);
+        } catch (error) {
+          if ((error as OrreryError).code === 'no-node') return;
+          throw error;
+        }
+        for (const child of children) {
+          await client.deleteRecursive(path === '/' ? `/${child}` : `${path}/${child}`);
+        }
+        if (path === '/') return;
+        try {
+          await client.delete(path);
+          return;
+        } catch (error) {
+          const code = (error as OrreryError).code;
+          if (code === 'no-node') return;
+          if (code !== 'not-empty') throw error;
+        }
+      }
+      throw new OrreryError('not-empty', `could not delete ${path}: children keep being added`);
+    },
+
+    [Symbol.asyncDispose]() {
+      return client.close();
+    },
+  };
+  return client;
+}

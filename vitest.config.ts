@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    // Native ZooKeeper handles and child processes: one forked process per test file.
+    pool: 'forks',
+    maxWorkers: 2,
+    globalSetup: ['packages/core/src/testing/vitest-global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    teardownTimeout: 30_000,
+    reporters: ['default'],
+  },
+});
