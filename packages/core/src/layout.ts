@@ -1,0 +1,130 @@
+/**
+ * The ZooKeeper layout: the only module that builds or parses Orrery's ZooKeeper paths.
+ * Every path is relative to the client's root (default `/orrery`). `docs/zk-layout.md` shows the tree.
+ *
+ * Every builder validates the names it splices in, so a path can never escape its place
+ * (no `/`, no `..`, no empty segment).
+ */
+import { OrreryError } from './errors.js';
+
+/** Job (and node handler) names: `[A-Za-z0-9_-]{1,64}`. */
+export const JOB_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** Namespace and executor names: letters, digits, `_`, `-`, `.` (host names), 1–128, not `.`/`..`. */
+export const NODE_NAME_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,128}$/;
+
+function segment(kind: string, value: string, pattern: RegExp): string {
+  if (typeof value !== 'string' || !pattern.test(value)) {
+    throw new OrreryError('validation', `${kind} '${String(value)}' is invalid: it must match ${pattern.source}`, {
+      details: { issues: [{ field: kind, rule: 'pattern', message: `${kind} must match ${pattern.source}` }] },
+    });
+  }
+  return value;
+}
+const ns = (name: string): string => segment('namespace', name, NODE_NAME_PATTERN);
+const job = (name: string): string => segment('job', name, JOB_NAME_PATTERN);
+const ex = (name: string): string => segment('executor', name, NODE_NAME_PATTERN);
+const item = (n: number): string => {
+  if (!Number.isInteger(n) || n < 0) throw new OrreryError('validation', `shard item '${n}' must be an integer ≥ 0`);
+  return String(n);
+};
+
+/** Builders for every path Orrery uses. */
+export const paths = {
+  namespaces: () => '/namespaces',
+  /** Data: NamespaceInfo JSON. */
+  namespace: (namespace: string) => `/namespaces/${ns(namespace)}`,
+  jobs: (namespace: string) => `/namespaces/${ns(namespace)}/jobs`,
+  /** Data: the JobConfig JSON (one node: one watch, one compare-and-set for any change). */
+  job: (namespace: string, name: string) => `/namespaces/${ns(namespace)}/jobs/${job(name)}`,
+  /** Data: the allocator's Assignment for the job. */
+  jobAssignment: (namespace: string, name: string) => `${paths.job(namespace, name)}/assignment`,
+  /** Data: `{epoch}` written by the job leader once the assignment is safe to run. */
+  jobApplied: (namespace: string, name: string) => `${paths.job(namespace, name)}/applied`,
+  /** Children: ephemeral-sequential latch nodes of the job's leader latch. */
+  jobLeader: (namespace: string, name: string) => `${paths.job(namespace, name)}/leader`,
+  jobShards: (namespace: string, name: string) => `${paths.job(namespace, name)}/shards`,
+  /** Data: ShardState of one item. */
+  jobShard: (namespace: string, name: string, n: number) => `${paths.jobShards(namespace, name)}/${item(n)}`,
+  /** Children: persistent-sequential run-now / stop commands. */
+  jobCommands: (namespace: string, name: string) => `${paths.job(namespace, name)}/commands`,
+  executors: (namespace: string) => `/namespaces/${ns(namespace)}/executors`,
+  executor: (namespace: string, name: string) => `/namespaces/${ns(namespace)}/executors/${ex(name)}`,
+  /** Ephemeral; data: ExecutorPresence. */
+  executorPresence: (namespace: string, name: string) => `${paths.executor(namespace, name)}/presence`,
+  /** Data: ExecutorMeta (`noTraffic`, …), written by people. */
+  executorMeta: (namespace: string, name: string) => `${paths.executor(namespace, name)}/meta`,
+  /** Data: the allocator's summary of the executor's items. */
+  executorAssignment: (namespace: string, name: string) => `${paths.executor(namespace, name)}/assignment`,
+  /** Children: the allocator leader latch; the leader's latch node czxid is the allocator epoch. */
+  shardingLeader: () => '/sharding/leader',
+  /** Persistent-sequential reshard requests (children name the namespace and job). */
+  shardingRequests: () => '/sharding/requests',
+  console: () => '/console',
+} as const;
+
+/** What a path is, as parsed by {@link matchPath}. */
+export type PathMatch =
+  | { kind: 'namespaces' }
+  | { kind: 'namespace'; namespace: string }
+  | { kind: 'jobs'; namespace: string }
+  | { kind: 'job'; namespace: string; job: string }
+  | { kind: 'job-assignment'; namespace: string; job: string }
+  | { kind: 'job-applied'; namespace: string; job: string }
+  | { kind: 'job-leader'; namespace: string; job: string }
+  | { kind: 'job-leader-node'; namespace: string; job: string; node: string }
+  | { kind: 'job-shards'; namespace: string; job: string }
+  | { kind: 'job-shard'; namespace: string; job: string; item: number }
+  | { kind: 'job-commands'; namespace: string; job: string }
+  | { kind: 'job-command'; namespace: string; job: string; node: string }
+  | { kind: 'executors'; namespace: string }
+  | { kind: 'executor'; namespace: string; executor: string }
+  | { kind: 'executor-presence'; namespace: string; executor: string }
+  | { kind: 'executor-meta'; namespace: string; executor: string }
+  | { kind: 'executor-assignment'; namespace: string; executor: string };
+
+const JOB_CHILDREN = {
+  assignment: 'job-assignment',
+  applied: 'job-applied',
+  leader: 'job-leader',
+  shards: 'job-shards',
+  commands: 'job-commands',
+} as const;
+const EXECUTOR_CHILDREN = {
+  presence: 'executor-presence',
+  meta: 'executor-meta',
+  assignment: 'executor-assignment',
+} as const;
+
+/** Parses a path built by {@link paths} (namespace part only); undefined for anything else. */
+export function matchPath(path: string): PathMatch | undefined {
+  const s = path.split('/');
+  if (s[0] !== '' || s[1] !== 'namespaces') return undefined;
+  const [, , namespace, area, name, child, grandchild, extra] = s;
+  if (namespace === undefined) return { kind: 'namespaces' };
+  if (!NODE_NAME_PATTERN.test(namespace)) return undefined;
+  if (area === undefined) return { kind: 'namespace', namespace };
+  if (extra !== undefined) return undefined;
+  if (area === 'jobs') {
+    if (name === undefined) return { kind: 'jobs', namespace };
+    if (!JOB_NAME_PATTERN.test(name)) return undefined;
+    if (child === undefined) return { kind: 'job', namespace, job: name };
+    const kind = JOB_CHILDREN[child as keyof typeof JOB_CHILDREN];
+    if (!kind) return undefined;
+    if (grandchild === undefined) return { kind, namespace, job: name };
+    if (kind === 'job-shards' && /^(0|[1-9]\d{0,8})$/.test(grandchild)) {
+      return { kind: 'job-shard', namespace, job: name, item: Number(grandchild) };
+    }
+    if (kind === 'job-leader') return { kind: 'job-leader-node', namespace, job: name, node: grandchild };
+    if (kind === 'job-commands') return { kind: 'job-command', namespace, job: name, node: grandchild };
+    return undefined;
+  }
+  if (area === 'executors') {
+    if (name === undefined) return { kind: 'executors', namespace };
+    if (!NODE_NAME_PATTERN.test(name)) return undefined;
+    if (child === undefined) return { kind: 'executor', namespace, executor: name };
+    const kind = EXECUTOR_CHILDREN[child as keyof typeof EXECUTOR_CHILDREN];
+    if (!kind || grandchild !== undefined) return undefined;
+    return { kind, namespace, executor: name };
+  }
+  return undefined;
+}

@@ -1,0 +1,80 @@
+/**
+ * Turns TypeBox validation into Orrery's {@link ValidationIssue}s: each names the field (dotted path)
+ * and the rule, in a sentence people can act on. Browser-safe.
+ */
+import type { TSchema, Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { ValueErrorType } from '@sinclair/typebox/errors';
+import type { ValidationIssue } from '../errors.js';
+
+const TYPE_PREFIX = /^(Array|BigInt|Boolean|Date|Function|Integer|Intersect|Iterator|Kind|Literal|Never|Not|Null|Number|Object|Promise|RegExp|String|Symbol|TemplateLiteral|Tuple|Uint8Array|Undefined|Union|Void)/;
+
+const RULE_OVERRIDES: Record<string, string> = {
+  ObjectAdditionalProperties: 'unknown-field',
+  ObjectRequiredProperty: 'required',
+  Union: 'one-of',
+  Literal: 'one-of',
+};
+
+function ruleName(type: ValueErrorType): string {
+  const name = ValueErrorType[type] ?? 'invalid';
+  if (RULE_OVERRIDES[name]) return RULE_OVERRIDES[name]!;
+  const rest = name.replace(TYPE_PREFIX, '');
+  if (rest === '') return 'type';
+  return rest.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase();
+}
+
+/** `/a/b/0/c` → `a.b[0].c`, under an optional prefix. */
+export function fieldName(pointer: string, prefix = ''): string {
+  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let out = prefix;
+  for (const part of parts) {
+    if (/^\d+$/.test(part)) out += `[${part}]`;
+    else out += out === '' ? part : `.${part}`;
+  }
+  return out;
+}
+
+/** Describes an allowed set of literals for a union error, e.g. `'skip', 'queue' or 'replace'`. */
+function literalChoices(schema: TSchema): string | undefined {
+  const anyOf = (schema as { anyOf?: Array<{ const?: unknown }> }).anyOf;
+  if (!anyOf || !anyOf.every((s) => s.const !== undefined)) return undefined;
+  const values = anyOf.map((s) => JSON.stringify(s.const));
+  return values.length > 1 ? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}` : values[0];
+}
+
+/** Makes an issue. */
+export function issue(field: string, rule: string, text: string): ValidationIssue {
+  return { field, rule, message: `${field || 'value'}: ${text}` };
+}
+
+/** Every structural problem of `value` against `schema`, with field names under `prefix`. */
+export function schemaIssues(schema: TSchema, value: unknown, prefix = ''): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  for (const error of Value.Errors(schema, value)) {
+    const field = fieldName(error.path, prefix);
+    const rule = ruleName(error.type);
+    // A union reports itself and each branch; keep the first problem per field.
+    if (seen.has(field)) continue;
+    seen.add(field);
+    let text = error.message.charAt(0).toLowerCase() + error.message.slice(1);
+    if (rule === 'unknown-field') text = 'unknown field (not part of the schema)';
+    if (rule === 'one-of') {
+      const choices = literalChoices(error.schema);
+      if (choices) text = `must be ${choices} (got ${JSON.stringify(error.value)})`;
+    }
+    issues.push(issue(field, rule, text));
+  }
+  return issues;
+}
+
+/** Applies the schema's defaults to a deep copy of `value`. */
+export function withDefaults<S extends TSchema>(schema: S, value: unknown): Static<S> {
+  return Value.Default(schema, Value.Clone(value)) as Static<S>;
+}
+
+/** True when `value` is a plain object (not an array, not null). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
