@@ -78,3 +78,14 @@ export function withDefaults<S extends TSchema>(schema: S, value: unknown): Stat
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** The outcome of a check: the normalised value, or every issue. */
+export type CheckResult<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+
+/** Fills defaults and validates an object against `schema`; `what` names it in the message. */
+export function checkWith<T>(schema: TSchema, input: unknown, what: string): CheckResult<T> {
+  if (!isPlainObject(input)) return { ok: false, issues: [issue('', 'type', `${what} must be an object`)] };
+  const filled = withDefaults(schema, input);
+  const issues = schemaIssues(schema, filled);
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, value: filled as T };
+}
