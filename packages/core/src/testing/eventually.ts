@@ -1,5 +1,5 @@
 /**
- * Polls `check` until it stops throwing (or returns a truthy value), or fails after `timeoutMs`
+ * Polls `check` until it neither throws nor returns `false`, or fails after `timeoutMs`
  * with the last error. The polite way to wait on state that has no event: never a bare sleep.
  */
 export async function eventually<T>(
@@ -12,8 +12,8 @@ export async function eventually<T>(
   for (;;) {
     try {
       const value = await check();
-      if (value !== false && value !== undefined && value !== null) return value;
-      lastError = new Error('the check returned ' + String(value));
+      if (value !== false) return value;
+      lastError = new Error('the check returned false');
     } catch (error) {
       lastError = error;
     }

@@ -1,0 +1,17 @@
+/**
+ * @orrery/core: the ZooKeeper client and recipes, the ZooKeeper layout, schemas and cron.
+ */
+export * from './errors.js';
+export * from './events.js';
+export * from './json.js';
+export * from './layout.js';
+export * from './zk/client.js';
+export * from './recipes/versioned.js';
+export * from './recipes/ephemeral-node.js';
+export * from './recipes/leader-latch.js';
+export * from './recipes/tree-cache.js';
+export * from './cron/schedule.js';
+export * from './cron/time-zone.js';
+export * from './cron/pause-period.js';
+export * from './schemas/index.js';
+export { ORRERY_VERSION } from './version.js';

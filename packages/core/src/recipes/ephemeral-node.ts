@@ -1,0 +1,171 @@
+/**
+ * An ephemeral node that follows its owner across sessions (Curator's PersistentNode, ephemeral mode).
+ *
+ * Guarantees:
+ * - While the client has a session, the node exists with the latest data given (`update`), owned by
+ *   that session. After a new session it is re-created; if it is deleted by someone else, it is
+ *   re-created.
+ * - A node at the path owned by **another live session** is never overwritten: with `conflict:
+ *   'wait'` (default) the recipe waits for it to go (an old session of ours that has not expired
+ *   yet, say), emitting `conflict`; with `conflict: 'fail'`, `start()` rejects with `already-exists`.
+ * - `close()` deletes the node (only if this session owns it) and stops re-creating it. Idempotent.
+ *
+ * Not guaranteed: that the node exists between a connection loss and the next session — ephemeral
+ * nodes die with their session by design.
+ */
+import { OrreryError, toError } from '../errors.js';
+import { createEmitter, type Subscribable } from '../events.js';
+import { encodeJson } from '../json.js';
+import type { ZkClient } from '../zk/client.js';
+
+/** Events of an {@link EphemeralNode}. */
+export interface EphemeralNodeEvents {
+  /** The node exists in the current session (created, re-created, or found ours). */
+  'node:created': { path: string; sessionId: string };
+  /** The path is held by another session. */
+  'node:conflict': { path: string; owner: string };
+  error: Error;
+}
+
+/** Options of {@link createEphemeralNode}. */
+export interface EphemeralNodeOptions {
+  /** What to do when another live session holds the path. Default `wait`. */
+  conflict?: 'wait' | 'fail';
+}
+
+/** A handle on an ephemeral node. */
+export interface EphemeralNode extends Subscribable<EphemeralNodeEvents> {
+  readonly path: string;
+  /** Creates the node; resolves once it exists in this session. */
+  start(): Promise<void>;
+  /** Replaces the node's data (JSON) now and for every re-creation. */
+  update(data: unknown): Promise<void>;
+  /** Deletes the node and stops following it. Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Creates the recipe; call `start()`. */
+export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, options: EphemeralNodeOptions = {}): EphemeralNode {
+  const conflictMode = options.conflict ?? 'wait';
+  const emitter = createEmitter<EphemeralNodeEvents>();
+  let payload = encodeJson(data);
+  let closed = false;
+  let started: Promise<void> | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let firstDone: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  const offs: Array<() => void> = [];
+
+  const parent = path.slice(0, path.lastIndexOf('/')) || '/';
+
+  async function ensureOnce(): Promise<void> {
+    if (closed || zk.phase === 'closed') return;
+    await zk.mkdirp(parent);
+    try {
+      await zk.create(path, payload, 'ephemeral');
+    } catch (error) {
+      if ((error as OrreryError).code !== 'node-exists') throw error;
+      const stat = await zk.exists(path, onNodeEvent);
+      if (!stat) {
+        again = true; // gone between our create and our look: try again
+        return;
+      }
+      if (stat.ephemeralOwner !== zk.sessionId) {
+        emitter.emit('node:conflict', { path, owner: stat.ephemeralOwner });
+        if (conflictMode === 'fail') {
+          throw new OrreryError('already-exists', `${path} is held by another live ZooKeeper session (0x${stat.ephemeralOwner})`, {
+            details: { path, owner: stat.ephemeralOwner },
+          });
+        }
+        return; // the watch set above calls us again when it goes
+      }
+      // Ours (a create whose answer was lost, or a restart of this recipe): make the data current.
+      await zk.set(path, payload);
+      emitter.emit('node:created', { path, sessionId: zk.sessionId ?? '' });
+      firstDone?.resolve();
+      return;
+    }
+    // Watch our own node so that a deletion by someone else re-creates it.
+    await zk.exists(path, onNodeEvent);
+    emitter.emit('node:created', { path, sessionId: zk.sessionId ?? '' });
+    firstDone?.resolve();
+  }
+
+  function onNodeEvent(): void {
+    if (!closed) ensure();
+  }
+
+  function ensure(): void {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await ensureOnce();
+        } catch (error) {
+          const e = toError(error);
+          if ((e as OrreryError).code === 'already-exists') {
+            firstDone?.reject(e);
+            return;
+          }
+          // Connection trouble: the next session or reconnect calls us again.
+          if (!(e as OrreryError).retryable) emitter.emit('error', e);
+        }
+      } while (again && !closed);
+    })().finally(() => {
+      running = undefined;
+    });
+  }
+
+  const node: EphemeralNode = {
+    path,
+    on: emitter.on,
+    start() {
+      if (started) return started;
+      started = new Promise<void>((resolve, reject) => {
+        firstDone = {
+          resolve: () => { firstDone = undefined; resolve(); },
+          reject: (e) => { firstDone = undefined; reject(e); },
+        };
+      });
+      offs.push(zk.on('session', () => ensure()));
+      offs.push(zk.on('state', (s) => { if (s.state === 'RECONNECTED' && !s.newSession) ensure(); }));
+      ensure();
+      return started;
+    },
+    async update(data) {
+      payload = encodeJson(data);
+      if (closed) return;
+      try {
+        const stat = await zk.exists(path);
+        if (stat && stat.ephemeralOwner === zk.sessionId) await zk.set(path, payload, stat.version);
+      } catch (error) {
+        // A conflict or a lost connection: the next ensure writes the new payload.
+        if (!(error as OrreryError).retryable && (error as OrreryError).code !== 'bad-version') throw error;
+        ensure();
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const off of offs.splice(0)) off();
+      await running;
+      try {
+        const stat = await zk.exists(path);
+        if (stat && stat.ephemeralOwner === zk.sessionId) await zk.delete(path, stat.version);
+      } catch {
+        // The session is gone or going: so is the node.
+      }
+      emitter.clear();
+    },
+    [Symbol.asyncDispose]() {
+      return node.close();
+    },
+  };
+  return node;
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLeaderLatch, type LeaderLatch } from './leader-latch.js';
+import { waitForEvent } from '../events.js';
+import { createTcpProxy, eventually, forceExpireSession, fourLetterWord, uniqueRoot, type TcpProxy } from '../testing/index.js';
+import { client, onCleanup } from './test-support.js';
+
+const zkConnect = inject('zkConnect');
+const zkPort = Number(zkConnect.split(':')[1]);
+let proxy: TcpProxy;
+beforeAll(async () => {
+  proxy = await createTcpProxy({ targetPort: zkPort });
+});
+afterAll(async () => {
+  await proxy.close();
+});
+
+function latch(zk: Parameters<typeof createLeaderLatch>[0], id: string): LeaderLatch {
+  const l = createLeaderLatch(zk, '/latch', { id });
+  onCleanup(() => l.close());
+  return l;
+}
+
+describe('leader latch', () => {
+  it('elects the first participant, and hands over when the leader closes', async () => {
+    const root = uniqueRoot('latch');
+    const a = latch(await client(zkConnect, root), 'a');
+    const b = latch(await client(zkConnect, root), 'b');
+    await a.start();
+    const epochA = await a.awaitLeadership();
+    await b.start();
+    expect(b.isLeader).toBe(false);
+    expect(await a.participants()).toEqual(['a', 'b']);
+    const lost = waitForEvent(a, 'leader:lost');
+    const won = b.awaitLeadership();
+    await a.close();
+    expect((await lost).reason).toBe('closed');
+    const epochB = await won;
+    expect(epochB).toBeGreaterThan(epochA);
+    expect(await b.participants()).toEqual(['b']);
+  });
+
+  it("hands over when the leader's session expires, and the old leader re-joins behind", async () => {
+    const root = uniqueRoot('latch-expiry');
+    const zkA = await client(proxy.connectString, root, 3000);
+    const a = latch(zkA, 'a');
+    const b = latch(await client(zkConnect, root), 'b');
+    await a.start();
+    await a.awaitLeadership();
+    await b.start();
+    const aLost = waitForEvent(a, 'leader:lost');
+    const bWon = b.awaitLeadership(20_000);
+    await forceExpireSession(zkA, proxy, zkConnect);
+    await aLost;
+    await bWon;
+    expect(a.isLeader).toBe(false);
+    // The old leader joins again with its new session, behind the new leader.
+    await eventually(async () => expect(await b.participants()).toEqual(['b', 'a']), { timeoutMs: 15_000 });
+    expect(a.isLeader).toBe(false);
+  });
+
+  it('drops leadership as soon as the link is SUSPENDED, before the session can expire', async () => {
+    const root = uniqueRoot('latch-suspend');
+    const zkA = await client(proxy.connectString, root, 4000);
+    const a = latch(zkA, 'a');
+    const b = latch(await client(zkConnect, root), 'b');
+    await a.start();
+    await a.awaitLeadership();
+    await b.start();
+    const lostAt = waitForEvent(a, 'leader:lost', { timeoutMs: 10_000 }).then((e) => ({ ...e, at: Date.now() }));
+    const wonAt = b.awaitLeadership(20_000).then(() => Date.now());
+    proxy.blackhole();
+    try {
+      const lost = await lostAt;
+      expect(lost.reason).toBe('suspended');
+      // b can only lead after a's session expired on the server, which is after a stepped down.
+      expect(await wonAt).toBeGreaterThan(lost.at);
+    } finally {
+      proxy.reset();
+      proxy.forward();
+    }
+  });
+
+  it('watches only its predecessor (no herd): five watches for five participants', async () => {
+    const root = uniqueRoot('latch-herd');
+    const latches: LeaderLatch[] = [];
+    for (const id of ['p0', 'p1', 'p2', 'p3', 'p4']) {
+      const l = latch(await client(zkConnect, root), id);
+      await l.start();
+      latches.push(l);
+    }
+    await latches[0]!.awaitLeadership();
+    await eventually(async () => {
+      const wchp = await fourLetterWord(zkPort, 'wchp');
+      // wchp: a path line, then one line per session watching it.
+      const counts = new Map<string, number>();
+      let current = '';
+      for (const line of wchp.split('\n')) {
+        if (line.startsWith('/')) current = line.trim();
+        else if (line.trim().startsWith('0x') && current.startsWith(`${root}/latch/`)) counts.set(current, (counts.get(current) ?? 0) + 1);
+      }
+      // 5 participants: the leader watches its own node (to see it deleted), each follower only its
+      // predecessor — so 5 watches in all, the leader's node has 2, the last node none.
+      expect([...counts.values()].reduce((a, b) => a + b, 0)).toBe(5);
+      expect(Math.max(...counts.values())).toBe(2);
+      expect(counts.size).toBe(4);
+    });
+  });
+});

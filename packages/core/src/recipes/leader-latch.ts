@@ -1,0 +1,232 @@
+/**
+ * Leader latch (Curator's LeaderLatch) over ephemeral-sequential nodes under one path.
+ *
+ * Guarantees:
+ * - At most one participant whose session is live and connected believes it leads at any moment,
+ *   as far as ZooKeeper's ordering allows: leadership is dropped (`leader:lost`) at once on
+ *   SUSPENDED and on LOST, before anything else happens, and taken only while connected.
+ * - Each participant watches only its predecessor (no herd when the leader goes).
+ * - The leader's `epoch` is its latch node's czxid: it increases with every new leadership, so
+ *   writers can stamp their writes and readers can ignore a deposed leader's late writes.
+ * - A participant that gets a new session joins again at the end of the queue by itself.
+ * - Creation is protected (Curator's protection mode): a create whose answer was lost is found
+ *   by its unique prefix instead of leaving a ghost node behind.
+ *
+ * Not guaranteed: that a deposed leader stops acting at the very instant it is deposed — it learns
+ * it only when its link drops (SUSPENDED) or its session ends (LOST). Work that must never overlap
+ * must also be fenced by versioned writes (Orrery stamps writes with the epoch).
+ */
+import { randomUUID } from 'node:crypto';
+import { OrreryError, toError } from '../errors.js';
+import { createEmitter, type Subscribable } from '../events.js';
+import type { ZkClient } from '../zk/client.js';
+
+/** Events of a {@link LeaderLatch}. */
+export interface LeaderLatchEvents {
+  'leader:acquired': { epoch: number; node: string };
+  'leader:lost': { reason: 'suspended' | 'lost' | 'closed' | 'deleted' };
+  error: Error;
+}
+
+/** A participant in a leader election. */
+export interface LeaderLatch extends Subscribable<LeaderLatchEvents> {
+  readonly path: string;
+  /** The participant id given at creation (stored as the latch node's data). */
+  readonly id: string;
+  readonly isLeader: boolean;
+  /** The current leadership's epoch (latch node czxid), while leader. */
+  readonly epoch: number | undefined;
+  /** Joins the election; resolves once this participant has a latch node. */
+  start(): Promise<void>;
+  /** Resolves once this participant leads (or rejects after `timeoutMs`). */
+  awaitLeadership(timeoutMs?: number): Promise<number>;
+  /** Participant ids in latch order (the first is the leader). */
+  participants(): Promise<string[]>;
+  /** Leaves the election (deletes its node). Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const SEQUENCE = /-(\d{10})$/;
+const sequenceOf = (name: string): number => Number(SEQUENCE.exec(name)?.[1] ?? Number.MAX_SAFE_INTEGER);
+
+/** Creates a latch on `path` for participant `id`; call `start()`. */
+export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: string } = {}): LeaderLatch {
+  const id = options.id ?? randomUUID();
+  const emitter = createEmitter<LeaderLatchEvents>();
+  let ourNode: string | undefined; // child name
+  let ourSession: string | undefined;
+  let leader = false;
+  let epoch: number | undefined;
+  let closed = false;
+  let started: Promise<void> | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  const offs: Array<() => void> = [];
+
+  function lose(reason: LeaderLatchEvents['leader:lost']['reason']): void {
+    if (!leader) return;
+    leader = false;
+    epoch = undefined;
+    emitter.emit('leader:lost', { reason });
+  }
+
+  async function createNode(): Promise<void> {
+    const prefix = `latch-${randomUUID()}-`;
+    await zk.mkdirp(path);
+    try {
+      const created = await zk.create(`${path}/${prefix}`, id, 'ephemeral-sequential');
+      ourNode = created.slice(path.length + 1);
+    } catch (error) {
+      if ((error as OrreryError).code !== 'connection-loss') throw error;
+      // The create may have happened: find it by its unique prefix (protection mode).
+      await zk.whenConnected();
+      const found = (await zk.getChildren(path)).find((c) => c.startsWith(prefix));
+      if (!found) throw error;
+      ourNode = found;
+    }
+    ourSession = zk.sessionId;
+  }
+
+  async function checkOnce(): Promise<void> {
+    if (closed || zk.phase !== 'connected') return;
+    if (!ourNode || ourSession !== zk.sessionId) {
+      lose('lost');
+      ourNode = undefined;
+      await createNode();
+    }
+    const children = (await zk.getChildren(path)).filter((c) => SEQUENCE.test(c)).sort((a, b) => sequenceOf(a) - sequenceOf(b));
+    const index = children.indexOf(ourNode!);
+    if (index < 0) {
+      // Our node was deleted under us (by hand, say): leave leadership and join again.
+      lose('deleted');
+      ourNode = undefined;
+      again = true;
+      return;
+    }
+    if (index === 0) {
+      if (!leader && zk.phase === 'connected') {
+        const stat = await zk.exists(`${path}/${ourNode}`, onWatch);
+        if (!stat) {
+          again = true;
+          return;
+        }
+        if (zk.phase !== 'connected' || closed) return;
+        leader = true;
+        epoch = stat.czxid;
+        emitter.emit('leader:acquired', { epoch: stat.czxid, node: ourNode! });
+      }
+      return;
+    }
+    lose('deleted');
+    const predecessor = children[index - 1]!;
+    const stat = await zk.exists(`${path}/${predecessor}`, onWatch);
+    if (!stat) again = true; // it went before our watch was set
+  }
+
+  function onWatch(): void {
+    check();
+  }
+
+  function check(): void {
+    if (closed) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await checkOnce();
+        } catch (error) {
+          const e = toError(error);
+          if (!(e as OrreryError).retryable) emitter.emit('error', e);
+          // Retryable (connection trouble): the next RECONNECTED or session calls us again.
+        }
+      } while (again && !closed);
+    })().finally(() => {
+      running = undefined;
+    });
+  }
+
+  const latch: LeaderLatch = {
+    path,
+    id,
+    get isLeader() {
+      return leader;
+    },
+    get epoch() {
+      return epoch;
+    },
+    on: emitter.on,
+    start() {
+      if (started) return started;
+      offs.push(
+        zk.on('state', ({ state }) => {
+          if (state === 'SUSPENDED') lose('suspended');
+          else if (state === 'LOST') {
+            lose('lost');
+            ourNode = undefined;
+          } else if (state === 'RECONNECTED') check();
+        }),
+        zk.on('session', () => check()),
+      );
+      started = (async () => {
+        await zk.whenConnected();
+        // The first check creates our node; later ones (events) reuse it.
+        check();
+        while (running && !ourNode && !closed) await running;
+      })();
+      return started;
+    },
+    awaitLeadership(timeoutMs = 30_000) {
+      if (leader && epoch !== undefined) return Promise.resolve(epoch);
+      return new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          off();
+          reject(new OrreryError('timeout', `not leader of ${path} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const off = emitter.on('leader:acquired', ({ epoch: e }) => {
+          clearTimeout(timer);
+          off();
+          resolve(e);
+        });
+      });
+    },
+    async participants() {
+      const children = (await zk.getChildren(path)).filter((c) => SEQUENCE.test(c)).sort((a, b) => sequenceOf(a) - sequenceOf(b));
+      const ids: string[] = [];
+      for (const child of children) {
+        try {
+          ids.push((await zk.get(`${path}/${child}`)).data?.toString('utf8') ?? '');
+        } catch (error) {
+          if ((error as OrreryError).code !== 'no-node') throw error;
+        }
+      }
+      return ids;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const off of offs.splice(0)) off();
+      await started?.catch(() => undefined);
+      await running;
+      lose('closed');
+      const node = ourNode;
+      ourNode = undefined;
+      if (node && ourSession === zk.sessionId && zk.phase === 'connected') {
+        try {
+          await zk.delete(`${path}/${node}`);
+        } catch {
+          // Gone already, or the session is going (and the node with it).
+        }
+      }
+      emitter.clear();
+    },
+    [Symbol.asyncDispose]() {
+      return latch.close();
+    },
+  };
+  return latch;
+}

@@ -1,0 +1,22 @@
+// Shared set-up for the recipe tests (not exported from the package).
+import { afterEach } from 'vitest';
+import { createZkClient, type ZkClient } from '../zk/client.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+
+/** Registers a cleanup to run after the current test, newest first. */
+export function onCleanup(fn: () => Promise<void>): void {
+  cleanups.push(fn);
+}
+
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** A started client under `root`, closed after the test. */
+export async function client(connect: string, root: string, sessionTimeoutMs = 4000): Promise<ZkClient> {
+  const zk = createZkClient({ connect, root, sessionTimeoutMs });
+  onCleanup(() => zk.close());
+  await zk.start();
+  return zk;
+}

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTreeCache, type TreeCache } from './tree-cache.js';
+import type { ZkClient } from '../zk/client.js';
+import { createTcpProxy, eventually, forceExpireSession, uniqueRoot, type TcpProxy } from '../testing/index.js';
+import { client, onCleanup } from './test-support.js';
+
+const zkConnect = inject('zkConnect');
+let proxy: TcpProxy;
+beforeAll(async () => {
+  proxy = await createTcpProxy({ targetPort: Number(zkConnect.split(':')[1]) });
+});
+afterAll(async () => {
+  await proxy.close();
+});
+
+/** The server's state under `path`: path → data. */
+async function snapshot(zk: ZkClient, path: string, out = new Map<string, string>()): Promise<Map<string, string>> {
+  try {
+    const { data } = await zk.get(path);
+    out.set(path, data?.toString() ?? '');
+    for (const child of await zk.getChildren(path)) await snapshot(zk, path === '/' ? `/${child}` : `${path}/${child}`, out);
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'no-node') throw error;
+  }
+  return out;
+}
+
+function mirror(cache: TreeCache): Map<string, string> {
+  return new Map(cache.paths().map((p) => [p, cache.get(p)!.data?.toString() ?? '']));
+}
+
+function cache(zk: ZkClient, root: string, maxDepth?: number): TreeCache {
+  const c = createTreeCache(zk, root, maxDepth === undefined ? {} : { maxDepth });
+  onCleanup(() => c.close());
+  return c;
+}
+
+describe('tree cache', () => {
+  it('loads a subtree, then reports adds, updates and removes', async () => {
+    const root = uniqueRoot('tree');
+    const writer = await client(zkConnect, root);
+    await writer.mkdirp('/t/a/b');
+    await writer.set('/t/a', 'A');
+    const c = cache(await client(zkConnect, root), '/t');
+    await c.start();
+    expect(c.initialized).toBe(true);
+    expect(c.paths()).toEqual(['/t', '/t/a', '/t/a/b']);
+    const events: string[] = [];
+    c.on('node:added', (n) => events.push(`added ${n.path}`));
+    c.on('node:updated', (n) => events.push(`updated ${n.path} ${n.data?.toString()}`));
+    c.on('node:removed', (n) => events.push(`removed ${n.path}`));
+    await writer.create('/t/c', 'C');
+    await writer.set('/t/a/b', 'B');
+    await writer.deleteRecursive('/t/a');
+    await eventually(() => expect(events).toEqual(['added /t/c', 'updated /t/a/b B', 'removed /t/a/b', 'removed /t/a']));
+    expect(c.children('/t')).toEqual(['c']);
+  });
+
+  it('sees the root appear and disappear', async () => {
+    const root = uniqueRoot('tree-root');
+    const writer = await client(zkConnect, root);
+    const c = cache(await client(zkConnect, root), '/later');
+    await c.start();
+    expect(c.paths()).toEqual([]);
+    await writer.mkdirp('/later/x');
+    await eventually(() => expect(c.paths()).toEqual(['/later', '/later/x']));
+    await writer.deleteRecursive('/later');
+    await eventually(() => expect(c.paths()).toEqual([]));
+    await writer.create('/later', 'again');
+    await eventually(() => expect(c.get('/later')?.data?.toString()).toBe('again'));
+  });
+
+  it('converges to the server state under concurrent writers', async () => {
+    const root = uniqueRoot('tree-converge');
+    const writers = [await client(zkConnect, root), await client(zkConnect, root), await client(zkConnect, root)];
+    await writers[0]!.mkdirp('/t');
+    const c = cache(await client(zkConnect, root), '/t');
+    await c.start();
+    // Three writers race: create, update, delete and re-create nodes two levels deep.
+    let seed = 42;
+    const random = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    await Promise.all(writers.map(async (w, wi) => {
+      for (let i = 0; i < 150; i += 1) {
+        const path = `/t/n${random(6)}${random(2) ? `/m${random(3)}` : ''}`;
+        try {
+          switch (random(3)) {
+            case 0: await w.mkdirp(path); await w.set(path, `w${wi}-${i}`); break;
+            case 1: await w.set(path, `w${wi}-${i}`); break;
+            default: await w.deleteRecursive(path);
+          }
+        } catch (error) {
+          if (!['no-node', 'node-exists', 'not-empty'].includes((error as { code: string }).code)) throw error;
+        }
+      }
+    }));
+    const server = await snapshot(writers[0]!, '/t');
+    await eventually(async () => {
+      await c.settled();
+      expect(mirror(c)).toEqual(server);
+    });
+  });
+
+  it('rebuilds itself after a new session, reporting what changed meanwhile', async () => {
+    const root = uniqueRoot('tree-session');
+    const writer = await client(zkConnect, root);
+    await writer.mkdirp('/t/keep');
+    await writer.mkdirp('/t/gone');
+    const zk = await client(proxy.connectString, root, 3000);
+    const c = cache(zk, '/t');
+    await c.start();
+    const removed: string[] = [];
+    c.on('node:removed', (n) => removed.push(n.path));
+    proxy.blackhole();
+    // Changes while the cache is cut off.
+    await writer.deleteRecursive('/t/gone');
+    await writer.create('/t/new', 'N');
+    await writer.set('/t/keep', 'K');
+    const session = new Promise((resolve) => zk.on('session', resolve));
+    await forceExpireSession(zk, proxy, zkConnect);
+    await session;
+    await eventually(async () => {
+      await c.settled();
+      expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
+    });
+    expect(removed).toEqual(['/t/gone']);
+    // And it keeps following changes in the new session.
+    await writer.set('/t/new', 'N2');
+    await eventually(() => expect(c.get('/t/new')?.data?.toString()).toBe('N2'));
+  });
+
+  it('honours maxDepth', async () => {
+    const root = uniqueRoot('tree-depth');
+    const writer = await client(zkConnect, root);
+    await writer.mkdirp('/t/a/b/c');
+    const c = cache(await client(zkConnect, root), '/t', 1);
+    await c.start();
+    expect(c.paths()).toEqual(['/t', '/t/a']);
+  });
+});
