@@ -116,7 +116,7 @@ function assertInstalled(): void {
   if (!existsSync(ZK_JAR)) {
     throw new OrreryError(
       'internal',
-      `ZooKeeper is not installed (${ZK_JAR} is missing): run 'bash scripts/ensure-zookeeper.sh' (npm test does this for you)`,
+      `ZooKeeper is not installed (${ZK_JAR} is missing): run 'bash packages/it/scripts/ensure-zookeeper.sh' (npm test does this for you)`,
     );
   }
 }

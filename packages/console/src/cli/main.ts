@@ -1,0 +1,278 @@
+/**
+ * The `orrery` admin CLI. It talks to ZooKeeper directly through @orrery/core (no server needed).
+ * Exit codes: 0 ok, 1 failure, 2 usage. Errors go to stderr and name the field and the rule.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { OrreryError, createZkClient, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
+import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
+import { applyPlan, deleteJob, listJobs, planJobs, readJob, setJobEnabled, validateJobDocument } from '../store/jobs.js';
+import { listAssignments, listExecutors } from '../store/executors.js';
+import { formatTable, formatValue } from './format.js';
+
+/** Where the CLI reads and writes; the bin passes the process's, tests their own. */
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export const USAGE = `Usage: orrery [--zk HOST:PORT] [--root PATH] [-n NAMESPACE] COMMAND
+
+Namespaces:
+  orrery ns create NAME [--description TEXT] [--webhook URL]
+  orrery ns list [-o json|table]
+  orrery ns delete NAME [--force]
+
+Jobs (need -n NAMESPACE):
+  orrery -n NS apply -f FILE [--dry-run]      create or update the jobs in FILE (YAML or JSON: {jobs: [...]})
+  orrery -n NS get jobs|job NAME|executors|assignment [-o json|table]
+  orrery -n NS enable|disable JOB
+  orrery -n NS delete JOB [--force]
+
+Options:
+  --zk HOST:PORT[,HOST:PORT…]   ZooKeeper (default: env ORRERY_ZK, else 127.0.0.1:2181)
+  --root PATH                   Orrery's root in ZooKeeper (default: env ORRERY_ROOT, else /orrery)
+  -n, --namespace NS            the namespace to work in
+  -o, --output json|table       output format (default table)
+  -h, --help                    this help;  --version  the version
+
+Exit codes: 0 ok, 1 failure, 2 usage.
+`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  zk: { type: 'string' },
+  root: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  file: { type: 'string', short: 'f' },
+  output: { type: 'string', short: 'o' },
+  'dry-run': { type: 'boolean' },
+  force: { type: 'boolean' },
+  description: { type: 'string' },
+  webhook: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+/** Runs the CLI; resolves with the exit code. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true }));
+  } catch (error) {
+    io.stderr.write(`error: ${toError(error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.version) {
+    io.stdout.write(`${ORRERY_VERSION}\n`);
+    return 0;
+  }
+  if (values.help || positionals.length === 0 || positionals[0] === 'help') {
+    (values.help || positionals[0] === 'help' ? io.stdout : io.stderr).write(USAGE);
+    return values.help || positionals[0] === 'help' ? 0 : 2;
+  }
+  const output = values.output ?? 'table';
+  if (output !== 'json' && output !== 'table') {
+    io.stderr.write(`error: -o/--output must be 'json' or 'table' (got '${output}')\n`);
+    return 2;
+  }
+
+  let zk: ZkClient | undefined;
+  const connect = async (): Promise<ZkClient> => {
+    zk = createZkClient({
+      connect: values.zk ?? io.env.ORRERY_ZK ?? '127.0.0.1:2181',
+      root: values.root ?? io.env.ORRERY_ROOT ?? '/orrery',
+      connectTimeoutMs: 8000,
+    });
+    await zk.start();
+    return zk;
+  };
+
+  try {
+    await run(positionals, values, output, connect, io);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`error: ${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    reportError(error, io);
+    return 1;
+  } finally {
+    await zk?.close();
+  }
+}
+
+function reportError(error: unknown, io: CliIo): void {
+  const e = toError(error);
+  const issues = (e as OrreryError).code === 'validation' || (e as OrreryError).code === 'bad-data'
+    ? ((e as OrreryError).details?.issues as ValidationIssue[] | undefined)
+    : undefined;
+  if (issues && issues.length > 0) {
+    const head = e.message.split(':')[0];
+    io.stderr.write(`error: ${head}:\n`);
+    for (const issue of issues) io.stderr.write(`  - ${issue.message} [rule: ${issue.rule}]\n`);
+    return;
+  }
+  io.stderr.write(`error: ${e.message}\n`);
+}
+
+function need(value: string | undefined, what: string): string {
+  if (value === undefined || value === '') throw new UsageError(`${what} is required`);
+  return value;
+}
+
+function arity(positionals: string[], count: number, form: string): void {
+  if (positionals.length !== count) throw new UsageError(`expected: orrery ${form}`);
+}
+
+async function run(positionals: string[], values: Values, output: 'json' | 'table', connect: () => Promise<ZkClient>, io: CliIo): Promise<void> {
+  const [command, sub, arg] = positionals;
+  const print = (text: string): void => { io.stdout.write(text.endsWith('\n') ? text : `${text}\n`); };
+  const json = (value: unknown): void => print(JSON.stringify(value, null, 2));
+
+  switch (command) {
+    case 'ns': {
+      if (sub === 'create') {
+        arity(positionals, 3, 'ns create NAME');
+        const settings = { description: values.description ?? '', alarm: values.webhook ? { webhook: values.webhook } : {} };
+        const zk = await connect();
+        await createNamespace(zk, arg!, settings);
+        print(`namespace '${arg}' created`);
+        return;
+      }
+      if (sub === 'list') {
+        arity(positionals, 2, 'ns list');
+        const list = await listNamespaces(await connect());
+        if (output === 'json') json(list.map(({ name, info }) => ({ name, ...info })));
+        else print(formatTable(['NAME', 'DESCRIPTION', 'WEBHOOK', 'CREATED'], list.map(({ name, info }) => [name, info.description, info.alarm.webhook ?? '', info.createdAt ? new Date(info.createdAt).toISOString() : ''])));
+        return;
+      }
+      if (sub === 'delete') {
+        arity(positionals, 3, 'ns delete NAME [--force]');
+        await deleteNamespace(await connect(), arg!, { force: values.force === true });
+        print(`namespace '${arg}' deleted`);
+        return;
+      }
+      throw new UsageError(`unknown ns command '${sub ?? ''}': use create, list or delete`);
+    }
+
+    case 'apply': {
+      arity(positionals, 1, '-n NS apply -f FILE [--dry-run]');
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      const file = need(values.file, '-f FILE');
+      const document = await readDocument(file);
+      const zk = await connect();
+      const existing = (await listJobs(zk, namespace)).map((j) => j.config.name);
+      const configs = validateJobDocument(document, existing);
+      const plan = await planJobs(zk, namespace, configs);
+      for (const change of plan) {
+        if (change.action === 'create') print(`+ create    ${change.name}`);
+        else if (change.action === 'unchanged') print(`= unchanged ${change.name}`);
+        else {
+          print(`~ change    ${change.name}`);
+          for (const c of change.changes) print(`    ${c.field}: ${formatValue(c.before)} → ${formatValue(c.after)}`);
+        }
+      }
+      if (values['dry-run']) {
+        print(`dry run: nothing written (${plan.filter((c) => c.action !== 'unchanged').length} job(s) would be written)`);
+        return;
+      }
+      const result = await applyPlan(zk, namespace, plan);
+      print(`applied: ${result.written.length} written, ${result.unchanged.length} unchanged, ${result.conflicts.length} conflict(s)`);
+      if (result.conflicts.length > 0) {
+        throw new OrreryError('conflict', result.conflicts.map((c) => c.message).join('\n'), { details: { conflicts: result.conflicts } });
+      }
+      return;
+    }
+
+    case 'get': {
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      if (sub === 'jobs') {
+        arity(positionals, 2, '-n NS get jobs');
+        const jobs = await listJobs(await connect(), namespace);
+        if (output === 'json') json(jobs.map((j) => j.config));
+        else print(formatTable(['NAME', 'TYPE', 'CRON', 'SHARDS', 'ENABLED', 'DESCRIPTION'], jobs.map(({ config: c }) => [c.name, c.type, c.cron ?? '(passive)', c.localMode ? 'local' : String(c.shardingTotalCount), c.enabled ? 'yes' : 'no', c.description])));
+        return;
+      }
+      if (sub === 'job') {
+        arity(positionals, 3, '-n NS get job NAME');
+        const job = await readJob(await connect(), namespace, arg!);
+        if (!job) throw new OrreryError('not-found', `job '${arg}' does not exist in namespace '${namespace}'`);
+        if (output === 'json') json(job.config);
+        else print(formatTable(['FIELD', 'VALUE'], Object.entries(job.config).map(([k, v]) => [k, formatValue(v)])));
+        return;
+      }
+      if (sub === 'executors') {
+        arity(positionals, 2, '-n NS get executors');
+        const executors = await listExecutors(await connect(), namespace);
+        if (output === 'json') json(executors);
+        else print(formatTable(['NAME', 'STATUS', 'HOST', 'PID', 'VERSION', 'TAGS', 'HANDLERS'], executors.map((e) => [e.name, `${e.online ? 'online' : 'offline'}${e.meta.noTraffic ? ', drained' : ''}`, e.info?.host ?? '', String(e.info?.pid ?? ''), e.info?.version ?? '', (e.info?.tags ?? []).join(','), (e.info?.handlers ?? []).join(',')])));
+        return;
+      }
+      if (sub === 'assignment') {
+        arity(positionals, 2, '-n NS get assignment');
+        const list = await listAssignments(await connect(), namespace);
+        if (output === 'json') json(list);
+        else {
+          const rows: string[][] = [];
+          for (const { job, enabled, assignment } of list) {
+            if (!assignment) {
+              rows.push([job, '-', enabled ? '(not assigned yet)' : '(disabled)', '']);
+              continue;
+            }
+            const owners = Object.entries(assignment.items).map(([e, items]) => `${e}: ${items.join(',')}`);
+            const unassigned = assignment.unassigned.map((u) => `${u.item} (${u.reason})`).join(', ');
+            rows.push([job, String(assignment.epoch), owners.join('; ') || '-', unassigned]);
+          }
+          print(formatTable(['JOB', 'EPOCH', 'EXECUTOR: ITEMS', 'UNASSIGNED'], rows));
+        }
+        return;
+      }
+      throw new UsageError(`unknown get target '${sub ?? ''}': use jobs, job NAME, executors or assignment`);
+    }
+
+    case 'enable':
+    case 'disable': {
+      arity(positionals, 2, `-n NS ${command} JOB`);
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      const changed = await setJobEnabled(await connect(), namespace, sub!, command === 'enable');
+      print(changed ? `job '${sub}' ${command}d` : `job '${sub}' was already ${command}d`);
+      return;
+    }
+
+    case 'delete': {
+      arity(positionals, 2, '-n NS delete JOB [--force]');
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      await deleteJob(await connect(), namespace, sub!, { force: values.force === true });
+      print(`job '${sub}' deleted`);
+      return;
+    }
+
+    default:
+      throw new UsageError(`unknown command '${command}'`);
+  }
+}
+
+/** Reads a YAML or JSON file (JSON is YAML too, but a `.json` file gets JSON's stricter errors). */
+async function readDocument(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new OrreryError('not-found', `cannot read ${file}: ${toError(error).message}`);
+  }
+  try {
+    return file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new OrreryError('validation', `${file} is not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${toError(error).message}`, {
+      details: { issues: [{ field: '', rule: 'syntax', message: `${file}: ${toError(error).message}` }] },
+    });
+  }
+}

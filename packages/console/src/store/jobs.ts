@@ -1,0 +1,175 @@
+/**
+ * Job administration over ZooKeeper: plan and apply a set of job configs (validate everything first,
+ * then one compare-and-set per job), read, enable/disable and delete jobs.
+ */
+import {
+  OrreryError,
+  casUpdate,
+  checkJobConfig,
+  diffJobConfig,
+  encodeJson,
+  jobSetIssues,
+  parseJobConfig,
+  paths,
+  readJson,
+  validationError,
+  assertJobName,
+  type JobConfig,
+  type ValidationIssue,
+  type ZkClient,
+  type ZkStat,
+} from '@orrery/core';
+import { assertNamespaceExists } from './namespaces.js';
+
+/** A job as stored, with the version it was read at. */
+export interface StoredJob {
+  config: JobConfig;
+  stat: ZkStat;
+}
+
+/** What `apply` will do to one job. */
+export type JobChange =
+  | { action: 'create'; name: string; config: JobConfig }
+  | { action: 'update'; name: string; config: JobConfig; version: number; changes: ReturnType<typeof diffJobConfig> }
+  | { action: 'unchanged'; name: string; config: JobConfig };
+
+/** The result of applying a plan. */
+export interface ApplyResult {
+  written: string[];
+  unchanged: string[];
+  /** Jobs someone else created or changed since the plan was made: nothing was written for them. */
+  conflicts: Array<{ name: string; message: string }>;
+}
+
+/** Reads one job; `undefined` when it does not exist. */
+export async function readJob(zk: ZkClient, namespace: string, name: string): Promise<StoredJob | undefined> {
+  const read = await readJson(zk, paths.job(namespace, name), parseStoredJob(paths.job(namespace, name)));
+  return read ? { config: read.value, stat: read.stat } : undefined;
+}
+
+function parseStoredJob(path: string) {
+  return (input: unknown) => {
+    const r = checkJobConfig(input);
+    if (!r.ok) return { ok: false as const, issues: r.issues.map((i) => ({ ...i, message: `${path}: ${i.message}` })) };
+    return r;
+  };
+}
+
+/** Every job of a namespace, sorted by name. */
+export async function listJobs(zk: ZkClient, namespace: string): Promise<StoredJob[]> {
+  await assertNamespaceExists(zk, namespace);
+  let names: string[];
+  try {
+    names = await zk.getChildren(paths.jobs(namespace));
+  } catch (error) {
+    if ((error as OrreryError).code === 'no-node') return [];
+    throw error;
+  }
+  const jobs = await Promise.all(names.map((n) => readJob(zk, namespace, n)));
+  return jobs.filter((j): j is StoredJob => j !== undefined);
+}
+
+/**
+ * Validates a whole document (`{ jobs: [...] }`) and returns the configs, or throws one `validation`
+ * error listing every problem (fields prefixed with `jobs[i].`). `existing` names the jobs already in
+ * the namespace, for downstream references.
+ */
+export function validateJobDocument(document: unknown, existing: readonly string[] = []): JobConfig[] {
+  const issues: ValidationIssue[] = [];
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    throw validationError([{ field: '', rule: 'type', message: "the file must hold an object with a 'jobs' list" }], 'file');
+  }
+  for (const key of Object.keys(document)) {
+    if (key !== 'jobs') issues.push({ field: key, rule: 'unknown-field', message: `${key}: unknown field (the file holds only 'jobs')` });
+  }
+  const list = (document as { jobs?: unknown }).jobs;
+  if (!Array.isArray(list)) {
+    issues.push({ field: 'jobs', rule: 'required', message: "jobs: required, a list of job configurations" });
+    throw validationError(issues, 'file');
+  }
+  const configs: JobConfig[] = [];
+  list.forEach((input, i) => {
+    const r = checkJobConfig(input);
+    if (r.ok) configs.push(r.value);
+    else for (const issue of r.issues) issues.push({ ...issue, field: issue.field ? `jobs[${i}].${issue.field}` : `jobs[${i}]`, message: `jobs[${i}].${issue.message}` });
+  });
+  if (issues.length === 0) {
+    issues.push(...jobSetIssues(configs));
+    const known = new Set([...existing, ...configs.map((c) => c.name)]);
+    configs.forEach((c, i) => {
+      c.downstream.forEach((d, k) => {
+        if (!known.has(d)) issues.push({ field: `jobs[${i}].downstream[${k}]`, rule: 'unknown-job', message: `jobs[${i}].downstream[${k}]: no job named '${d}' in the file or the namespace` });
+      });
+    });
+  }
+  if (issues.length > 0) throw validationError(issues, 'file');
+  return configs;
+}
+
+/** Compares desired configs with the stored ones (no writes). */
+export async function planJobs(zk: ZkClient, namespace: string, configs: readonly JobConfig[]): Promise<JobChange[]> {
+  const plan: JobChange[] = [];
+  for (const config of configs) {
+    const stored = await readJob(zk, namespace, config.name);
+    if (!stored) plan.push({ action: 'create', name: config.name, config });
+    else {
+      const changes = diffJobConfig(stored.config, config);
+      plan.push(changes.length === 0 ? { action: 'unchanged', name: config.name, config } : { action: 'update', name: config.name, config, version: stored.stat.version, changes });
+    }
+  }
+  return plan;
+}
+
+/** Writes a plan: each job with one create or one compare-and-set from the planned version. */
+export async function applyPlan(zk: ZkClient, namespace: string, plan: readonly JobChange[]): Promise<ApplyResult> {
+  const result: ApplyResult = { written: [], unchanged: [], conflicts: [] };
+  await zk.mkdirp(paths.jobs(namespace));
+  for (const change of plan) {
+    const path = paths.job(namespace, change.name);
+    try {
+      if (change.action === 'create') await zk.create(path, encodeJson(change.config));
+      else if (change.action === 'update') await zk.set(path, encodeJson(change.config), change.version);
+      else {
+        result.unchanged.push(change.name);
+        continue;
+      }
+      result.written.push(change.name);
+    } catch (error) {
+      const code = (error as OrreryError).code;
+      if (code === 'node-exists') result.conflicts.push({ name: change.name, message: `job '${change.name}' was created by someone else meanwhile; nothing written for it` });
+      else if (code === 'bad-version' || code === 'no-node') result.conflicts.push({ name: change.name, message: `job '${change.name}' was changed or deleted by someone else meanwhile; nothing written for it` });
+      else throw error;
+    }
+  }
+  return result;
+}
+
+/** Sets `enabled` with a compare-and-set; resolves with whether anything changed. */
+export async function setJobEnabled(zk: ZkClient, namespace: string, name: string, enabled: boolean): Promise<boolean> {
+  assertJobName(name);
+  await assertNamespaceExists(zk, namespace);
+  const path = paths.job(namespace, name);
+  try {
+    const r = await casUpdate(zk, path, (c: JobConfig) => (c.enabled === enabled ? undefined : parseJobConfig({ ...c, enabled })), { check: parseStoredJob(path) });
+    return r.written;
+  } catch (error) {
+    if ((error as OrreryError).code === 'no-node') throw notFound(namespace, name);
+    throw error;
+  }
+}
+
+/** Deletes a job and everything under it. Refuses an enabled job unless `force`. */
+export async function deleteJob(zk: ZkClient, namespace: string, name: string, options: { force?: boolean } = {}): Promise<void> {
+  assertJobName(name);
+  await assertNamespaceExists(zk, namespace);
+  const stored = await readJob(zk, namespace, name);
+  if (!stored) throw notFound(namespace, name);
+  if (stored.config.enabled && !options.force) {
+    throw new OrreryError('conflict', `job '${name}' is enabled; disable it first (orrery -n ${namespace} disable ${name}) or use --force`, { details: { job: name } });
+  }
+  await zk.deleteRecursive(paths.job(namespace, name));
+}
+
+function notFound(namespace: string, name: string): OrreryError {
+  return new OrreryError('not-found', `job '${name}' does not exist in namespace '${namespace}'`, { details: { namespace, job: name } });
+}

@@ -1,0 +1,85 @@
+/**
+ * Namespace administration over ZooKeeper (used by the CLI and, later, the console API).
+ */
+import {
+  OrreryError,
+  encodeJson,
+  paths,
+  readJson,
+  checkNamespaceInfo,
+  parseNamespaceInfo,
+  NODE_NAME_PATTERN,
+  type NamespaceInfo,
+  type ZkClient,
+} from '@orrery/core';
+
+/** Throws a `validation` error unless `name` is a valid namespace name. */
+export function assertNamespaceName(name: string): void {
+  if (!NODE_NAME_PATTERN.test(name)) {
+    throw new OrreryError('validation', `namespace name '${name}' is invalid: use letters, digits, '.', '_' and '-', 1 to 128 characters`, {
+      details: { issues: [{ field: 'namespace', rule: 'pattern', message: `namespace: must match ${NODE_NAME_PATTERN.source}` }] },
+    });
+  }
+}
+
+/** Creates a namespace with its settings; `already-exists` when it is there. */
+export async function createNamespace(zk: ZkClient, name: string, settings: Record<string, unknown> = {}, now = Date.now()): Promise<NamespaceInfo> {
+  assertNamespaceName(name);
+  const info = parseNamespaceInfo({ ...settings, createdAt: now });
+  await zk.mkdirp(paths.namespaces());
+  try {
+    await zk.create(paths.namespace(name), encodeJson(info));
+  } catch (error) {
+    if ((error as OrreryError).code === 'node-exists') throw new OrreryError('already-exists', `namespace '${name}' already exists`, { details: { namespace: name } });
+    throw error;
+  }
+  // The two containers are created here so that watchers of a new namespace find them; a crash
+  // between these creates leaves a valid namespace (readers create missing containers too).
+  await zk.mkdirp(paths.jobs(name));
+  await zk.mkdirp(paths.executors(name));
+  return info;
+}
+
+/** Every namespace with its settings, sorted by name. */
+export async function listNamespaces(zk: ZkClient): Promise<Array<{ name: string; info: NamespaceInfo }>> {
+  let names: string[];
+  try {
+    names = await zk.getChildren(paths.namespaces());
+  } catch (error) {
+    if ((error as OrreryError).code === 'no-node') return [];
+    throw error;
+  }
+  const out: Array<{ name: string; info: NamespaceInfo }> = [];
+  for (const name of names.filter((n) => NODE_NAME_PATTERN.test(n))) {
+    const read = await readJson(zk, paths.namespace(name), checkNamespaceInfo);
+    if (read) out.push({ name, info: read.value });
+  }
+  return out;
+}
+
+/** Throws `not-found` unless the namespace exists. */
+export async function assertNamespaceExists(zk: ZkClient, name: string): Promise<void> {
+  assertNamespaceName(name);
+  if (!(await zk.exists(paths.namespace(name)))) {
+    throw new OrreryError('not-found', `namespace '${name}' does not exist (create it with: orrery ns create ${name})`, { details: { namespace: name } });
+  }
+}
+
+/**
+ * Deletes a namespace. Refuses (`conflict`) while it has jobs or online executors, unless `force`.
+ */
+export async function deleteNamespace(zk: ZkClient, name: string, options: { force?: boolean } = {}): Promise<void> {
+  await assertNamespaceExists(zk, name);
+  if (!options.force) {
+    const jobs = await zk.getChildren(paths.jobs(name)).catch(() => [] as string[]);
+    const executors = await zk.getChildren(paths.executors(name)).catch(() => [] as string[]);
+    let online = 0;
+    for (const e of executors) if (await zk.exists(paths.executorPresence(name, e)).catch(() => null)) online += 1;
+    if (jobs.length > 0 || online > 0) {
+      throw new OrreryError('conflict', `namespace '${name}' has ${jobs.length} job(s) and ${online} online executor(s); delete them first or use --force`, {
+        details: { namespace: name, jobs: jobs.length, onlineExecutors: online },
+      });
+    }
+  }
+  await zk.deleteRecursive(paths.namespace(name));
+}

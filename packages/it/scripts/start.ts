@@ -1,0 +1,47 @@
+// The body of `npm start` (see start.sh): starts ZooKeeper (unless ORRERY_ZK points at one), applies
+// the demo namespace, and stops everything it started on Ctrl-C.
+import { fileURLToPath } from 'node:url';
+import { startZooKeeper, type ZooKeeperServer } from '@orrery/core/testing';
+import { runCli } from '@orrery/console';
+
+const demoJobs = fileURLToPath(new URL('../demo/jobs.yaml', import.meta.url));
+const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
+
+let server: ZooKeeperServer | undefined;
+let zk = process.env.ORRERY_ZK;
+if (!zk) {
+  server = await startZooKeeper({ tickTimeMs: 500 });
+  zk = server.connectString;
+  console.log(`ZooKeeper   ${zk} (pid ${server.pid}, data ${server.dataDir})`);
+} else {
+  console.log(`ZooKeeper   ${zk} (from ORRERY_ZK)`);
+}
+
+const cli = (...args: string[]) => runCli(['--zk', zk!, ...args], io);
+let listed = '';
+const list = await runCli(['--zk', zk, 'ns', 'list', '-o', 'json'], { ...io, stdout: { write: (t: string) => (listed += t) } });
+if (list !== 0) process.exit(list);
+const hasDemo = (JSON.parse(listed) as Array<{ name: string }>).some((n) => n.name === 'demo');
+if (!hasDemo && (await cli('ns', 'create', 'demo', '--description', 'demo jobs of npm start')) !== 0) process.exit(1);
+if ((await cli('-n', 'demo', 'apply', '-f', demoJobs)) !== 0) process.exit(1);
+
+console.log(`
+Orrery is running locally. Try:
+  npx orrery --zk ${zk} ns list
+  npx orrery --zk ${zk} -n demo get jobs
+  npx orrery --zk ${zk} -n demo get job hello -o json
+
+Not yet part of npm start: the allocator (orrery-sharding), an executor and the console —
+they are built by the next issues. Press Ctrl-C to stop.`);
+
+let stopping = false;
+const stop = async (): Promise<void> => {
+  if (stopping) return;
+  stopping = true;
+  await server?.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
+// Keep running until a signal arrives.
+setInterval(() => undefined, 1 << 30);
