@@ -7,15 +7,15 @@
  *   own temporary data dir; `stop()` stops it by pid and removes the data dir.
  * - `start` resolves only once every server answers `ruok` with `imok` (an ensemble: once `srvr`
  *   also reports a mode, i.e. a quorum formed).
- * - No server outlives the process that started it: each runs under a small shell guard that
- *   kills it when the guard's stdin (a pipe from this process) closes, which the kernel does when
- *   this process dies, even by `kill -9`.
+ * - No server outlives the process that started it (nor does its data dir): a small watchdog shell
+ *   per server kills it and removes the data when the watchdog's stdin (a pipe from this process)
+ *   closes, which the kernel does when this process dies, even by `kill -9`.
  *
  * Not guaranteed: durability across `stop()` (the data dir is removed) — use `restart()`, which
  * keeps it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, mkdirSync, openSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,19 +128,18 @@ interface MemberPlan {
   electionPort?: number;
 }
 
-// The guard: runs the server in the background, prints its pid, and kills it when stdin closes.
-// (A background job's stdin is /dev/null unless redirected, hence the explicit <&3.)
-const GUARD = `
-exec 3<&0
-"$@" >>"$ORRERY_ZK_LOG" 2>&1 </dev/null &
-child=$!
-echo "$child"
-( while read -r _; do :; done; kill -KILL "$child" 2>/dev/null ) <&3 &
-reader=$!
-wait "$child"
-status=$?
-kill "$reader" 2>/dev/null
-exit "$status"
+// The watchdog: one small shell per server, holding a pipe from this process on its stdin. When the
+// pipe closes — at stop(), or because this process died, even by kill -9 — it kills the server
+// (whose pid it reads from a file, so restarts are covered) and removes the data dir.
+const WATCHDOG = `
+trap '' TERM INT HUP
+while read -r _; do :; done
+pid=$(cat "$ORRERY_ZK_PIDFILE" 2>/dev/null)
+if [ -n "$pid" ]; then
+  kill -KILL "$pid" 2>/dev/null
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+fi
+rm -rf "$ORRERY_ZK_DIR"
 `;
 
 async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, logFile: string): Promise<void> {
@@ -202,40 +201,37 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
     cfgFile,
   ];
 
-  let guard: ChildProcess | undefined;
+  const pidFile = join(dataDir, 'java.pid');
   let pid = 0;
   let running = false;
   let exited: Promise<void> = Promise.resolve();
   let stopped = false;
+  let watchdog: ChildProcess | undefined;
 
   const spawnJava = async (): Promise<void> => {
-    const child = spawn('bash', ['-c', GUARD, 'orrery-zk-guard', 'java', ...javaArgs], {
-      stdio: ['pipe', 'pipe', 'ignore'],
-      env: { ...process.env, ORRERY_ZK_LOG: logFile },
-    });
-    guard = child;
+    if (!watchdog) {
+      watchdog = spawn('bash', ['-c', WATCHDOG], {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        env: { ...process.env, ORRERY_ZK_PIDFILE: pidFile, ORRERY_ZK_DIR: dir },
+      });
+      // Neither the watchdog nor its pipe may keep this process alive: the pipe is what ties them.
+      watchdog.unref();
+      (watchdog.stdin as unknown as { unref?: () => void }).unref?.();
+    }
+    const log = openSync(logFile, 'a');
+    const child = spawn('java', javaArgs, { stdio: ['ignore', log, log] });
+    closeSync(log);
+    child.unref();
+    if (child.pid === undefined) {
+      throw new OrreryError('internal', `could not start java for ZooKeeper; see ${logFile}`);
+    }
+    pid = child.pid;
+    writeFileSync(pidFile, `${pid}\n`);
     running = true;
     exited = new Promise<void>((resolve) => child.once('exit', () => {
       running = false;
       resolve();
     }));
-    pid = await new Promise<number>((resolve, reject) => {
-      let out = '';
-      child.stdout!.setEncoding('utf8');
-      child.stdout!.on('data', (chunk: string) => {
-        out += chunk;
-        const line = out.split('\n')[0];
-        if (out.includes('\n') && line) resolve(Number(line.trim()));
-      });
-      child.once('error', reject);
-      child.once('exit', () => reject(new OrreryError('internal', `ZooKeeper guard exited before starting java; see ${logFile}`)));
-    });
-    // Java writes to the log, not to our pipe; keep the pipe drained anyway.
-    child.stdout!.resume();
-    // Do not keep the test process alive for the guard; its stdin pipe is what ties them.
-    child.unref();
-    (child.stdout as unknown as { unref?: () => void }).unref?.();
-    (child.stdin as unknown as { unref?: () => void }).unref?.();
   };
 
   const server: ZooKeeperServer = {
@@ -297,7 +293,7 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
         await exited;
         clearTimeout(timer);
       }
-      guard?.stdin?.destroy();
+      watchdog?.stdin?.destroy();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

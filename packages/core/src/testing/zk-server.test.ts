@@ -1,0 +1,97 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createZkClient } from '../zk/client.js';
+import { waitForEvent } from '../events.js';
+import { startEnsemble, startZooKeeper } from './zk-server.js';
+import { eventually } from './eventually.js';
+import { uniqueRoot } from './unique-root.js';
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('ZooKeeper launcher', () => {
+  it('starts a standalone server on a free port, and stop() ends it by pid and removes its data', async () => {
+    const server = await startZooKeeper();
+    expect(server.clientPort).not.toBe(2181);
+    expect(await server.fourLetter('ruok')).toBe('imok');
+    expect(await server.mode()).toBe('standalone');
+    expect(alive(server.pid)).toBe(true);
+    await server.stop();
+    expect(alive(server.pid)).toBe(false);
+    expect(existsSync(server.dataDir)).toBe(false);
+    await server.stop(); // idempotent
+  });
+
+  it('leaves no server and no data behind when the process that started it is killed with SIGKILL', async () => {
+    const script = fileURLToPath(new URL('./zk-orphan-fixture.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const [pid, dataDir] = await new Promise<[number, string]>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const m = /zookeeper-pid (\d+) dir (\S+)\n/.exec(out);
+        if (m) resolve([Number(m[1]), m[2]!]);
+      });
+      child.once('exit', (code) => reject(new Error(`fixture exited early with ${code}`)));
+    });
+    expect(alive(pid)).toBe(true);
+    child.kill('SIGKILL');
+    await eventually(() => expect(alive(pid)).toBe(false), { timeoutMs: 10_000 });
+    await eventually(() => expect(existsSync(dataDir)).toBe(false), { timeoutMs: 10_000 });
+  });
+
+  it('runs a 3-node ensemble that survives the loss of its leader', async () => {
+    const ensemble = await startEnsemble(3);
+    const zk = createZkClient({ connect: ensemble.connectString, root: uniqueRoot('ensemble'), sessionTimeoutMs: 6000 });
+    try {
+      await zk.start();
+      await zk.create('/before', 'x');
+      const modes = await Promise.all(ensemble.servers.map((s) => s.mode()));
+      expect(modes.sort()).toEqual(['follower', 'follower', 'leader']);
+      const leader = await ensemble.leader();
+      await leader.kill('SIGKILL');
+      await ensemble.waitForQuorum();
+      const newLeader = await ensemble.leader();
+      expect(newLeader).not.toBe(leader);
+      // The client carries on (same session, or reconnected) and the data survived.
+      await eventually(async () => expect((await zk.get('/before')).data?.toString()).toBe('x'), { timeoutMs: 20_000 });
+      await zk.create('/after', 'y');
+      // The killed member rejoins as a follower.
+      const rejoined = leader.restart().then(() => ensemble.waitForQuorum());
+      await rejoined;
+      await eventually(async () => expect(await leader.mode()).toBe('follower'), { timeoutMs: 20_000 });
+    } finally {
+      await zk.close();
+      await ensemble.stop();
+    }
+    for (const s of ensemble.servers) expect(alive(s.pid)).toBe(false);
+  });
+
+  it('keeps sessions and data across a kill -9 and restart of a standalone server', async () => {
+    const server = await startZooKeeper();
+    const zk = createZkClient({ connect: server.connectString, root: uniqueRoot('restart'), sessionTimeoutMs: 8000 });
+    try {
+      await zk.start();
+      await zk.create('/durable', 'd');
+      const oldPid = server.pid;
+      const reconnected = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'RECONNECTED', timeoutMs: 20_000 });
+      await server.kill();
+      expect(alive(oldPid)).toBe(false);
+      await server.restart();
+      await reconnected;
+      expect(server.pid).not.toBe(oldPid);
+      expect((await zk.get('/durable')).data?.toString()).toBe('d');
+    } finally {
+      await zk.close();
+      await server.stop();
+    }
+  });
+});
