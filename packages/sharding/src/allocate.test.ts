@@ -1,0 +1,272 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { allocate, EMPTY_ALLOCATION, type Allocation, type Cluster } from './allocate.js';
+import { candidatesFor, type ClusterExecutor, type ClusterJob } from './eligibility.js';
+
+const ex = (name: string, extra: Partial<ClusterExecutor> = {}): ClusterExecutor => ({ name, handlers: [], tags: [], noTraffic: false, ...extra });
+const job = (name: string, extra: Partial<ClusterJob> = {}): ClusterJob => ({
+  name, enabled: true, type: 'shell', shardingTotalCount: 4, localMode: false, loadLevel: 1, preferList: [], useDispreferList: true, ...extra,
+});
+
+/** Executor → total load. */
+function loads(a: Allocation, cluster: Cluster): Map<string, number> {
+  const out = new Map(cluster.executors.filter((e) => !e.noTraffic).map((e) => [e.name, 0]));
+  for (const j of cluster.jobs) {
+    for (const [e, items] of Object.entries(a.jobs[j.name]?.items ?? {})) out.set(e, (out.get(e) ?? 0) + items.length * j.loadLevel);
+  }
+  return out;
+}
+
+/** (job, item) → executor. */
+function owners(a: Allocation): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [j, { items }] of Object.entries(a.jobs)) for (const [e, list] of Object.entries(items)) for (const i of list) out.set(`${j}#${i}`, e);
+  return out;
+}
+
+function moved(before: Allocation, after: Allocation): string[] {
+  const b = owners(before);
+  const out: string[] = [];
+  for (const [shard, e] of owners(after)) if (b.has(shard) && b.get(shard) !== e) out.push(shard);
+  return out;
+}
+
+/** The invariants every allocation must hold. */
+function assertValid(a: Allocation, cluster: Cluster): void {
+  for (const j of cluster.jobs) {
+    const got = a.jobs[j.name]!;
+    expect(got, `job ${j.name} missing`).toBeDefined();
+    if (!j.enabled) {
+      expect(got).toEqual({ items: {}, unassigned: [] });
+      continue;
+    }
+    const c = candidatesFor(j, cluster.executors);
+    const assigned = Object.entries(got.items).flatMap(([e, items]) => items.map((i) => ({ e, i })));
+    // Only to eligible executors.
+    for (const { e } of assigned) expect(c.executors.map((x) => x.name), `${j.name} on ${e}`).toContain(e);
+    if (j.localMode) {
+      // Exactly one shard per eligible executor, distinct items.
+      expect(Object.keys(got.items).sort()).toEqual(c.executors.map((x) => x.name).sort());
+      for (const items of Object.values(got.items)) expect(items).toHaveLength(1);
+      expect(new Set(assigned.map((x) => x.i)).size).toBe(assigned.length);
+      continue;
+    }
+    // Every shard exactly once: assigned or unassigned with a reason.
+    const all = [...assigned.map((x) => x.i), ...got.unassigned.map((u) => u.item)].sort((x, y) => x - y);
+    expect(all).toEqual(Array.from({ length: j.shardingTotalCount }, (_, i) => i));
+    if (got.unassigned.length > 0) {
+      expect('reason' in c).toBe(true);
+      for (const u of got.unassigned) expect(u.reason).toBe((c as { reason: string }).reason);
+    }
+  }
+}
+
+// Random clusters: up to 8 executors with tags and handlers, up to 8 jobs with every constraint.
+const TAGS = ['gpu', 'ssd'];
+const HANDLERS = ['h1', 'h2'];
+const clusterArb = fc
+  .record({
+    executors: fc.array(fc.record({ handlers: fc.subarray(HANDLERS), tags: fc.subarray(TAGS), noTraffic: fc.nat(9).map((n) => n === 0) }), { minLength: 0, maxLength: 8 }),
+    jobs: fc.array(
+      fc.record({
+        enabled: fc.nat(9).map((n) => n !== 0),
+        node: fc.boolean(),
+        handler: fc.constantFrom(...HANDLERS, 'missing'),
+        shardingTotalCount: fc.integer({ min: 1, max: 12 }),
+        localMode: fc.nat(6).map((n) => n === 0),
+        loadLevel: fc.integer({ min: 1, max: 5 }),
+        prefer: fc.subarray(['e0', 'e1', 'e7', '@gpu']),
+        useDispreferList: fc.boolean(),
+      }),
+      { minLength: 0, maxLength: 8 },
+    ),
+  })
+  .map(({ executors, jobs }): Cluster => ({
+    executors: executors.map((e, i) => ex(`e${i}`, e)),
+    jobs: jobs.map((j, i) => job(`j${i}`, {
+      enabled: j.enabled,
+      type: j.node ? 'node' : 'shell',
+      handler: j.node ? j.handler : undefined,
+      shardingTotalCount: j.shardingTotalCount,
+      localMode: j.localMode,
+      loadLevel: j.loadLevel,
+      preferList: j.prefer,
+      useDispreferList: j.useDispreferList,
+    })),
+  }));
+
+/** Plain clusters (no constraints): n executors, jobs of various weights. */
+const plainArb = fc.record({
+  n: fc.integer({ min: 1, max: 12 }),
+  jobs: fc.array(fc.record({ total: fc.integer({ min: 1, max: 20 }), weight: fc.integer({ min: 1, max: 4 }) }), { minLength: 1, maxLength: 12 }),
+}).map(({ n, jobs }): Cluster => ({
+  executors: Array.from({ length: n }, (_, i) => ex(`e${String(i).padStart(2, '0')}`)),
+  jobs: jobs.map((j, i) => job(`j${i}`, { shardingTotalCount: j.total, loadLevel: j.weight })),
+}));
+
+describe('allocate — properties', () => {
+  it('every shard of every enabled job is assigned exactly once to an eligible executor, or unassigned with the reason', () => {
+    fc.assert(fc.property(clusterArb, (cluster) => {
+      assertValid(allocate(EMPTY_ALLOCATION, cluster), cluster);
+    }), { numRuns: 400 });
+  });
+
+  it('holds the invariants over random event sequences (join, leave, drain, config changes), staying sticky when nothing changes', () => {
+    const eventArb = fc.oneof(
+      fc.record({ kind: fc.constant('join' as const), handlers: fc.subarray(HANDLERS), tags: fc.subarray(TAGS) }),
+      fc.record({ kind: fc.constant('leave' as const), index: fc.nat() }),
+      fc.record({ kind: fc.constant('drain' as const), index: fc.nat() }),
+      fc.record({ kind: fc.constant('toggle' as const), index: fc.nat() }),
+      fc.record({ kind: fc.constant('resize' as const), index: fc.nat(), total: fc.integer({ min: 1, max: 12 }) }),
+    );
+    fc.assert(fc.property(clusterArb, fc.array(eventArb, { maxLength: 12 }), (start, events) => {
+      let cluster = start;
+      let current = allocate(EMPTY_ALLOCATION, cluster);
+      assertValid(current, cluster);
+      let nextId = 100;
+      for (const event of events) {
+        const exs = [...cluster.executors];
+        const jobs = [...cluster.jobs];
+        if (event.kind === 'join') exs.push(ex(`e${nextId++}`, { handlers: event.handlers, tags: event.tags }));
+        else if (event.kind === 'leave' && exs.length) exs.splice(event.index % exs.length, 1);
+        else if (event.kind === 'drain' && exs.length) { const i = event.index % exs.length; exs[i] = { ...exs[i]!, noTraffic: !exs[i]!.noTraffic }; }
+        else if (event.kind === 'toggle' && jobs.length) { const i = event.index % jobs.length; jobs[i] = { ...jobs[i]!, enabled: !jobs[i]!.enabled }; }
+        else if (event.kind === 'resize' && jobs.length) { const i = event.index % jobs.length; jobs[i] = { ...jobs[i]!, shardingTotalCount: event.total }; }
+        cluster = { executors: exs, jobs };
+        current = allocate(current, cluster);
+        assertValid(current, cluster);
+        // Same inputs again: nothing moves (sticky, deterministic).
+        expect(allocate(current, cluster)).toEqual(current);
+      }
+    }), { numRuns: 200 });
+  });
+
+  it('with no constraints, max − min executor load ≤ the largest shard weight', () => {
+    fc.assert(fc.property(plainArb, (cluster) => {
+      const a = allocate(EMPTY_ALLOCATION, cluster);
+      const l = [...loads(a, cluster).values()];
+      const maxWeight = Math.max(...cluster.jobs.map((j) => j.loadLevel));
+      expect(Math.max(...l) - Math.min(...l)).toBeLessThanOrEqual(maxWeight);
+    }), { numRuns: 400 });
+  });
+
+  it('stays balanced (max − min ≤ largest weight) after joins and leaves', () => {
+    fc.assert(fc.property(plainArb, fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }), (cluster, joins) => {
+      let c = cluster;
+      let a = allocate(EMPTY_ALLOCATION, c);
+      let id = 50;
+      for (const join of joins) {
+        const exs = join || c.executors.length <= 1 ? [...c.executors, ex(`e${id++}`)] : c.executors.slice(1);
+        c = { ...c, executors: exs };
+        a = allocate(a, c);
+        const l = [...loads(a, c).values()];
+        expect(Math.max(...l) - Math.min(...l)).toBeLessThanOrEqual(Math.max(...c.jobs.map((j) => j.loadLevel)));
+      }
+    }), { numRuns: 300 });
+  });
+
+  it('a leave moves exactly the leaver\'s shards', () => {
+    fc.assert(fc.property(clusterArb, fc.nat(), (cluster, pick) => {
+      fc.pre(cluster.executors.length > 0);
+      const before = allocate(EMPTY_ALLOCATION, cluster);
+      const leaver = cluster.executors[pick % cluster.executors.length]!.name;
+      const after = allocate(before, { ...cluster, executors: cluster.executors.filter((e) => e.name !== leaver) });
+      const b = owners(before);
+      const a = owners(after);
+      for (const [shard, e] of b) {
+        if (e === leaver) expect(a.get(shard)).not.toBe(leaver);
+        // Everything else stays exactly where it was (localMode shards of others included).
+        else if (!shard.startsWith('local')) expect(a.get(shard), shard).toBe(e);
+      }
+    }), { numRuns: 400 });
+  });
+
+  it('a join moves at most 1.1 × the ideal number of shards (the newcomer\'s fair share)', () => {
+    fc.assert(fc.property(plainArb, (cluster) => {
+      const before = allocate(EMPTY_ALLOCATION, cluster);
+      const joined = { ...cluster, executors: [...cluster.executors, ex('zz-new')] };
+      const after = allocate(before, joined);
+      const totalWeight = cluster.jobs.reduce((s, j) => s + j.shardingTotalCount * j.loadLevel, 0);
+      const ideal = Math.ceil(totalWeight / joined.executors.length);
+      const m = moved(before, after);
+      expect(m.length).toBeLessThanOrEqual(Math.floor(1.1 * ideal));
+      // Every move goes to the newcomer.
+      const o = owners(after);
+      for (const shard of m) expect(o.get(shard)).toBe('zz-new');
+    }), { numRuns: 400 });
+  });
+});
+
+describe('allocate — rules by example', () => {
+  it('places on the least load of the job, then the least total load', () => {
+    const c: Cluster = { executors: [ex('a'), ex('b'), ex('c')], jobs: [job('x', { shardingTotalCount: 6 })] };
+    expect(allocate(EMPTY_ALLOCATION, c).jobs.x!.items).toEqual({ a: [0, 3], b: [1, 4], c: [2, 5] });
+  });
+
+  it('isolates a job with a very high loadLevel on its own executor', () => {
+    const c: Cluster = { executors: [ex('a'), ex('b'), ex('c')], jobs: [job('heavy', { shardingTotalCount: 1, loadLevel: 100 }), job('light', { shardingTotalCount: 8 })] };
+    const a = allocate(EMPTY_ALLOCATION, c);
+    const heavyOn = Object.keys(a.jobs.heavy!.items)[0]!;
+    expect(a.jobs.light!.items[heavyOn]).toBeUndefined();
+    expect(Object.values(a.jobs.light!.items).flat()).toHaveLength(8);
+  });
+
+  it('restricts to preferList, falls back with useDispreferList, and returns when a preferred one comes back', () => {
+    const jobs = [job('p', { preferList: ['@gpu'], shardingTotalCount: 4 })];
+    const withGpu: Cluster = { executors: [ex('a'), ex('g', { tags: ['gpu'] })], jobs };
+    expect(allocate(EMPTY_ALLOCATION, withGpu).jobs.p!.items).toEqual({ g: [0, 1, 2, 3] });
+    const noGpu: Cluster = { executors: [ex('a'), ex('b')], jobs };
+    const fallback = allocate(EMPTY_ALLOCATION, noGpu);
+    expect(Object.values(fallback.jobs.p!.items).flat().sort()).toEqual([0, 1, 2, 3]);
+    const back = allocate(fallback, { executors: [ex('a'), ex('b'), ex('g', { tags: ['gpu'] })], jobs });
+    expect(back.jobs.p!.items).toEqual({ g: [0, 1, 2, 3] });
+    const strict = allocate(EMPTY_ALLOCATION, { executors: [ex('a')], jobs: [job('p', { preferList: ['g'], useDispreferList: false, shardingTotalCount: 2 })] });
+    expect(strict.jobs.p).toEqual({ items: {}, unassigned: [{ item: 0, reason: 'no-preferred-executor-online' }, { item: 1, reason: 'no-preferred-executor-online' }] });
+  });
+
+  it('gives localMode jobs one shard per eligible executor, sticky per executor', () => {
+    const jobs = [job('l', { localMode: true })];
+    const a = allocate(EMPTY_ALLOCATION, { executors: [ex('a'), ex('b'), ex('c')], jobs });
+    expect(a.jobs.l!.items).toEqual({ a: [0], b: [1], c: [2] });
+    const b = allocate(a, { executors: [ex('a'), ex('c'), ex('d')], jobs });
+    expect(b.jobs.l!.items).toEqual({ a: [0], c: [2], d: [1] });
+  });
+
+  it('drains: a noTraffic executor gets nothing and loses its shards', () => {
+    const jobs = [job('x', { shardingTotalCount: 4 })];
+    const a = allocate(EMPTY_ALLOCATION, { executors: [ex('a'), ex('b')], jobs });
+    const b = allocate(a, { executors: [ex('a'), ex('b', { noTraffic: true })], jobs });
+    expect(b.jobs.x!.items).toEqual({ a: [0, 1, 2, 3] });
+    expect(b.members).toEqual(['a']);
+    // Undrained, it is a joiner again and takes its share back.
+    const c = allocate(b, { executors: [ex('a'), ex('b')], jobs });
+    expect(Object.values(c.jobs.x!.items).map((i) => i.length)).toEqual([2, 2]);
+  });
+
+  it.each([
+    ['no executor at all', [], job('x'), 'no-eligible-executor'],
+    ['all drained', [ex('a', { noTraffic: true })], job('x'), 'all-drained'],
+    ['no handler', [ex('a', { handlers: ['other'] })], job('x', { type: 'node', handler: 'mine' }), 'no-executor-has-handler'],
+    ['preferred only, none online', [ex('a')], job('x', { preferList: ['b'], useDispreferList: false }), 'no-preferred-executor-online'],
+  ])('reports the reason when %s', (_label, executors, j, reason) => {
+    const a = allocate(EMPTY_ALLOCATION, { executors, jobs: [j] });
+    expect(a.jobs.x!.unassigned.map((u) => u.reason)).toEqual(Array(j.shardingTotalCount).fill(reason));
+  });
+
+  it('gives disabled jobs nothing, and drops items beyond a reduced shard count', () => {
+    const a = allocate(EMPTY_ALLOCATION, { executors: [ex('a'), ex('b')], jobs: [job('x', { shardingTotalCount: 6 }), job('off', { enabled: false })] });
+    expect(a.jobs.off).toEqual({ items: {}, unassigned: [] });
+    const b = allocate(a, { executors: [ex('a'), ex('b')], jobs: [job('x', { shardingTotalCount: 3 })] });
+    expect(Object.values(b.jobs.x!.items).flat().sort()).toEqual([0, 1, 2]);
+    expect(b.jobs.off).toBeUndefined();
+  });
+
+  it('rebalances towards everyone on a requested reshard', () => {
+    const jobs = [job('x', { shardingTotalCount: 8 })];
+    const skewed: Allocation = { members: ['a', 'b'], jobs: { x: { items: { a: [0, 1, 2, 3, 4, 5, 6, 7] }, unassigned: [] } } };
+    expect(allocate(skewed, { executors: [ex('a'), ex('b')], jobs })).toEqual(skewed);
+    const fixed = allocate(skewed, { executors: [ex('a'), ex('b')], jobs }, { rebalance: true });
+    expect(fixed.jobs.x!.items.a).toHaveLength(4);
+    expect(fixed.jobs.x!.items.b).toHaveLength(4);
+  });
+});
