@@ -7,6 +7,7 @@ describe('layout', () => {
     [paths.namespaces(), { kind: 'namespaces' }],
     [paths.namespace('www.shop.com'), { kind: 'namespace', namespace: 'www.shop.com' }],
     [paths.jobs('ns'), { kind: 'jobs', namespace: 'ns' }],
+    [paths.namespaceSharding('ns'), { kind: 'namespace-sharding', namespace: 'ns' }],
     [paths.job('ns', 'backup'), { kind: 'job', namespace: 'ns', job: 'backup' }],
     [paths.jobAssignment('ns', 'j'), { kind: 'job-assignment', namespace: 'ns', job: 'j' }],
     [paths.jobApplied('ns', 'j'), { kind: 'job-applied', namespace: 'ns', job: 'j' }],

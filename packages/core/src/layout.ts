@@ -33,6 +33,8 @@ export const paths = {
   namespaces: () => '/namespaces',
   /** Data: NamespaceInfo JSON. */
   namespace: (namespace: string) => `/namespaces/${ns(namespace)}`,
+  /** Data: ShardingState — the allocator's members and round for the namespace. */
+  namespaceSharding: (namespace: string) => `/namespaces/${ns(namespace)}/sharding`,
   jobs: (namespace: string) => `/namespaces/${ns(namespace)}/jobs`,
   /** Data: the JobConfig JSON (one node: one watch, one compare-and-set for any change). */
   job: (namespace: string, name: string) => `/namespaces/${ns(namespace)}/jobs/${job(name)}`,
@@ -66,6 +68,7 @@ export const paths = {
 export type PathMatch =
   | { kind: 'namespaces' }
   | { kind: 'namespace'; namespace: string }
+  | { kind: 'namespace-sharding'; namespace: string }
   | { kind: 'jobs'; namespace: string }
   | { kind: 'job'; namespace: string; job: string }
   | { kind: 'job-assignment'; namespace: string; job: string }
@@ -104,6 +107,7 @@ export function matchPath(path: string): PathMatch | undefined {
   if (!NODE_NAME_PATTERN.test(namespace)) return undefined;
   if (area === undefined) return { kind: 'namespace', namespace };
   if (extra !== undefined) return undefined;
+  if (area === 'sharding') return name === undefined ? { kind: 'namespace-sharding', namespace } : undefined;
   if (area === 'jobs') {
     if (name === undefined) return { kind: 'jobs', namespace };
     if (!JOB_NAME_PATTERN.test(name)) return undefined;

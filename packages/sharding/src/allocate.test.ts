@@ -268,5 +268,10 @@ describe('allocate — rules by example', () => {
     const fixed = allocate(skewed, { executors: [ex('a'), ex('b')], jobs }, { rebalance: true });
     expect(fixed.jobs.x!.items.a).toHaveLength(4);
     expect(fixed.jobs.x!.items.b).toHaveLength(4);
+    const twoJobs = [job('x', { shardingTotalCount: 4 }), job('y', { shardingTotalCount: 4 })];
+    const skewed2: Allocation = { members: ['a', 'b'], jobs: { x: { items: { a: [0, 1, 2, 3] }, unassigned: [] }, y: { items: { a: [0, 1, 2, 3] }, unassigned: [] } } };
+    const onlyY = allocate(skewed2, { executors: [ex('a'), ex('b')], jobs: twoJobs }, { rebalanceJobs: ['y'] });
+    expect(onlyY.jobs.x!.items).toEqual({ a: [0, 1, 2, 3] });
+    expect(onlyY.jobs.y!.items.b!.length).toBeGreaterThan(0);
   });
 });

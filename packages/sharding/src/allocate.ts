@@ -51,6 +51,8 @@ export interface Cluster {
 export interface AllocateOptions {
   /** A requested reshard: rebalance towards every executor, not only joiners. */
   rebalance?: boolean;
+  /** A requested reshard of these jobs only: rebalance their shards towards every executor. */
+  rebalanceJobs?: readonly string[];
 }
 
 /** An empty allocation (the first round's `previous`). */
@@ -169,6 +171,9 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   const members = new Set(previous.members);
   const joiners = options.rebalance ? traffic : traffic.filter((e) => !members.has(e));
   if (joiners.length > 0) rebalance(joiners, traffic, load, held, states, own, disown);
+  if (options.rebalanceJobs && options.rebalanceJobs.length > 0) {
+    rebalance(traffic, traffic, load, held, states, own, disown, new Set(options.rebalanceJobs));
+  }
 
   // 4. The output, in a canonical order.
   const out: Allocation = { members: [...traffic], jobs: {} };
@@ -195,6 +200,7 @@ function rebalance(
   states: Map<string, JobState>,
   own: (s: JobState, item: number, executor: string) => void,
   disown: (s: JobState, item: number, executor: string) => void,
+  onlyJobs?: ReadonlySet<string>,
 ): void {
   // Each move strictly lowers the sum of squared loads, so this ends.
   for (;;) {
@@ -207,7 +213,7 @@ function rebalance(
         const gap = load.get(from)! - toLoad;
         let best: { s: JobState; item: number; key: [number, number, number] } | undefined;
         for (const [jobName, items] of held.get(from)!) {
-          if (items.size === 0) continue;
+          if (items.size === 0 || (onlyJobs && !onlyJobs.has(jobName))) continue;
           const s = states.get(jobName)!;
           if (s.job.localMode || s.weight >= gap || !s.candidates.has(to)) continue;
           // Prefer a job the target has least of, the source most of, then the heaviest shard.

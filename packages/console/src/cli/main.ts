@@ -8,7 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { OrreryError, createZkClient, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
 import { applyPlan, deleteJob, listJobs, planJobs, readJob, setJobEnabled, validateJobDocument } from '../store/jobs.js';
-import { listAssignments, listExecutors } from '../store/executors.js';
+import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
 import { formatTable, formatValue } from './format.js';
 
 /** Where the CLI reads and writes; the bin passes the process's, tests their own. */
@@ -30,6 +30,10 @@ Jobs (need -n NAMESPACE):
   orrery -n NS get jobs|job NAME|executors|assignment [-o json|table]
   orrery -n NS enable|disable JOB
   orrery -n NS delete JOB [--force]
+
+Executors and sharding (need -n NAMESPACE):
+  orrery -n NS drain|undrain EXECUTOR        stop / resume giving the executor shards (noTraffic)
+  orrery -n NS reshard [JOB]                 ask the allocator for a rebalancing round
 
 Options:
   --zk HOST:PORT[,HOST:PORT…]   ZooKeeper (default: env ORRERY_ZK, else 127.0.0.1:2181)
@@ -252,6 +256,23 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
       const namespace = need(values.namespace, '-n NAMESPACE');
       await deleteJob(await connect(), namespace, sub!, { force: values.force === true });
       print(`job '${sub}' deleted`);
+      return;
+    }
+
+    case 'drain':
+    case 'undrain': {
+      arity(positionals, 2, `-n NS ${command} EXECUTOR`);
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      const changed = await setNoTraffic(await connect(), namespace, sub!, command === 'drain');
+      print(changed ? `executor '${sub}' ${command}ed` : `executor '${sub}' was already ${command}ed`);
+      return;
+    }
+
+    case 'reshard': {
+      if (positionals.length > 2) throw new UsageError('expected: orrery -n NS reshard [JOB]');
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      await requestReshard(await connect(), namespace, sub);
+      print(`reshard of ${sub ? `job '${sub}'` : `namespace '${namespace}'`} requested`);
       return;
     }
 

@@ -3,6 +3,9 @@
  */
 import {
   OrreryError,
+  assertJobName,
+  createOrCas,
+  encodeJson,
   paths,
   readJson,
   checkExecutorInfo,
@@ -48,4 +51,31 @@ export async function listAssignments(zk: ZkClient, namespace: string): Promise<
     const read = await readJson(zk, paths.jobAssignment(namespace, config.name), checkAssignment);
     return { job: config.name, enabled: config.enabled, assignment: read?.value };
   }));
+}
+
+/** Drains (`noTraffic: true`) or undrains an executor the namespace knows; resolves with whether it changed. */
+export async function setNoTraffic(zk: ZkClient, namespace: string, executor: string, noTraffic: boolean): Promise<boolean> {
+  await assertNamespaceExists(zk, namespace);
+  if (!(await zk.exists(paths.executor(namespace, executor)))) {
+    throw new OrreryError('not-found', `executor '${executor}' is not known in namespace '${namespace}' (it registers when it first starts)`, { details: { namespace, executor } });
+  }
+  const result = await createOrCas(
+    zk,
+    paths.executorMeta(namespace, executor),
+    () => ({ noTraffic }),
+    (meta: ExecutorMeta) => (meta.noTraffic === noTraffic ? undefined : { ...meta, noTraffic }),
+    { check: checkExecutorMeta },
+  );
+  return result.written;
+}
+
+/** Asks the allocator for a rebalancing round of the namespace (or one job). */
+export async function requestReshard(zk: ZkClient, namespace: string, job?: string): Promise<void> {
+  await assertNamespaceExists(zk, namespace);
+  if (job !== undefined) {
+    assertJobName(job);
+    if (!(await zk.exists(paths.job(namespace, job)))) throw new OrreryError('not-found', `job '${job}' does not exist in namespace '${namespace}'`);
+  }
+  await zk.mkdirp(paths.shardingRequests());
+  await zk.create(`${paths.shardingRequests()}/req-`, encodeJson({ namespace, ...(job ? { job } : {}), requestedAt: Date.now() }), 'persistent-sequential');
 }

@@ -134,6 +134,23 @@ describe('tree cache', () => {
     await eventually(() => expect(c.get('/t/new')?.data?.toString()).toBe('N2'));
   });
 
+  it('mirrors only what `include` admits and lists children only where `descend` says so', async () => {
+    const root = uniqueRoot('tree-filter');
+    const writer = await client(zkConnect, root);
+    await writer.mkdirp('/t/jobs/a/shards/0');
+    await writer.mkdirp('/t/skip/x');
+    const c = createTreeCache(await client(zkConnect, root), '/t', {
+      include: (p) => !p.startsWith('/t/skip'),
+      descend: (p) => !/^\/t\/jobs\/[^/]+$/.test(p),
+    });
+    onCleanup(() => c.close());
+    await c.start();
+    expect(c.paths()).toEqual(['/t', '/t/jobs', '/t/jobs/a']);
+    await writer.create('/t/jobs/a/assignment', 'x');
+    await writer.create('/t/jobs/b', 'B');
+    await eventually(() => expect(c.paths()).toEqual(['/t', '/t/jobs', '/t/jobs/a', '/t/jobs/b']));
+  });
+
   it('honours maxDepth', async () => {
     const root = uniqueRoot('tree-depth');
     const writer = await client(zkConnect, root);

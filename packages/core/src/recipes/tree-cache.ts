@@ -38,6 +38,16 @@ export interface TreeCacheEvents {
 export interface TreeCacheOptions {
   /** How deep below the root to mirror (0 = the root only). Default unlimited. */
   maxDepth?: number;
+  /**
+   * Which nodes to mirror: a node for which this returns false is neither read nor watched (nor
+   * anything below it). Default: every node.
+   */
+  include?: (path: string) => boolean;
+  /**
+   * Whether to list (and watch) a mirrored node's children. Default: yes. Saying no saves a child
+   * watch on nodes whose children are of no interest.
+   */
+  descend?: (path: string) => boolean;
 }
 
 /** A handle on a tree cache. */
@@ -69,6 +79,8 @@ const join = (parent: string, child: string): string => (parent === '/' ? `/${ch
 /** Creates a tree cache of `root`; call `start()`. */
 export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOptions = {}): TreeCache {
   const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
+  const include = options.include ?? (() => true);
+  const descend = options.descend ?? (() => true);
   const emitter = createEmitter<TreeCacheEvents>();
   const entries = new Map<string, Entry>();
   // Watches this session has armed, per path (each fires once, then must be set again).
@@ -175,7 +187,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
   }
 
   async function loadChildren(path: string): Promise<void> {
-    if (closed || depthOf(path) >= maxDepth) return;
+    if (closed || depthOf(path) >= maxDepth || !descend(path)) return;
     let names: string[];
     try {
       const watch = !childWatched.has(path);
@@ -190,6 +202,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
     }
     const entry = entries.get(path);
     if (!entry || closed) return;
+    names = names.filter((name) => include(join(path, name)));
     const now = new Set(names);
     for (const old of [...entry.children]) if (!now.has(old)) removeSubtree(join(path, old));
     await Promise.all(names.map((name) => {

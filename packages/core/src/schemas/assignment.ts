@@ -58,6 +58,34 @@ export const AppliedSchema = Type.Object(
 /** The job leader's marker: owners run the items of this assignment epoch. */
 export type Applied = Static<typeof AppliedSchema>;
 
+export const ShardingStateSchema = Type.Object(
+  {
+    allocatorEpoch: Type.Number({ minimum: 0 }),
+    /** Online, non-drained executors of the last round (joiners are measured against this). */
+    members: Type.Array(Type.String()),
+    /** Rounds that wrote something for this namespace. */
+    round: Type.Integer({ minimum: 0 }),
+    writtenAt: Type.Integer({ minimum: 0, default: 0 }),
+  },
+  { additionalProperties: false },
+);
+/** The allocator's state for one namespace (`paths.namespaceSharding`). */
+export type ShardingState = Static<typeof ShardingStateSchema>;
+
+export const ReshardRequestSchema = Type.Object(
+  {
+    namespace: Type.String({ minLength: 1 }),
+    /** Only this job; absent: every job of the namespace. */
+    job: Type.Optional(Type.String({ minLength: 1 })),
+    requestedAt: Type.Integer({ minimum: 0, default: 0 }),
+  },
+  { additionalProperties: false },
+);
+/** A request for a rebalancing round (`orrery reshard`). */
+export type ReshardRequest = Static<typeof ReshardRequestSchema>;
+
+export const checkShardingState = (input: unknown) => checkWith<ShardingState>(ShardingStateSchema, input, 'sharding state');
+export const checkReshardRequest = (input: unknown) => checkWith<ReshardRequest>(ReshardRequestSchema, input, 'reshard request');
 export const checkAssignment = (input: unknown) => checkWith<Assignment>(AssignmentSchema, input, 'assignment');
 export const checkExecutorAssignment = (input: unknown) => checkWith<ExecutorAssignment>(ExecutorAssignmentSchema, input, 'executor assignment');
 export const checkApplied = (input: unknown) => checkWith<Applied>(AppliedSchema, input, 'applied marker');

@@ -1,0 +1,55 @@
+/**
+ * A tiny HTTP endpoint for a process's `/metrics` (Prometheus text) and `/healthz` (JSON).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Metrics } from './metrics.js';
+
+/** Options of {@link startHttpEndpoint}. */
+export interface HttpEndpointOptions {
+  port: number;
+  host?: string;
+  metrics: Metrics;
+  /** The health answer: `ok: false` gives 503. */
+  health: () => { ok: boolean } & Record<string, unknown>;
+}
+
+/** A running endpoint. */
+export interface HttpEndpoint {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<HttpEndpoint> {
+  const server: Server = createServer((req, res) => {
+    const url = (req.url ?? '/').split('?')[0];
+    if (req.method === 'GET' && url === '/metrics') {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
+      res.end(options.metrics.render());
+      return;
+    }
+    if (req.method === 'GET' && url === '/healthz') {
+      const health = options.health();
+      res.writeHead(health.ok ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(health));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ code: 'not-found', message: `no route ${req.method} ${url}` }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    port: (server.address() as AddressInfo).port,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      return closing;
+    },
+  };
+}

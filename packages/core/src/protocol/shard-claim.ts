@@ -1,0 +1,112 @@
+/**
+ * The shard claim protocol (DESIGN.md flow 4): two compare-and-set writes per run, no more.
+ *
+ * - **claim**: the shard node goes from the version the claimer read (idle, or missing) to
+ *   `running` with the claimer's session and run id. A failed compare-and-set means another run
+ *   holds or just took the item. The claim's `mzxid` is the run's **fencing token** — globally
+ *   increasing, so a later run of the same item always carries a larger one.
+ * - **complete**: from the claim's version to `idle` with the outcome. If anything else wrote the
+ *   node since the claim (a failover, a takeover), the completion fails and records nothing: a
+ *   stale run can never record an outcome.
+ *
+ * Guarantees: for one shard node, at most one run is `running` at a time, and the fire time of the
+ * last completed run is never overwritten by an older claim (`already-ran`).
+ * Not guaranteed: that the holder of a claim is still alive — that is failover's job (the job leader
+ * compares the claim's session with live presences).
+ */
+import { OrreryError } from '../errors.js';
+import { encodeJson } from '../json.js';
+import { decodeChecked } from '../recipes/versioned.js';
+import { checkShardState, type ShardOutcome, type ShardState } from '../schemas/shard.js';
+import type { ZkClient } from '../zk/client.js';
+
+/** Who claims, for which fire. */
+export interface ClaimRequest {
+  executor: string;
+  /** The claimer's ZooKeeper session id (hex). */
+  session: string;
+  runId: string;
+  fireTime: number;
+  attempt?: number;
+  startedAt: number;
+  /** Claim even if a run of this fire time already completed (retries, failover re-runs). */
+  rerun?: boolean;
+}
+
+/** A held claim. */
+export interface Claim {
+  path: string;
+  /** The node version the claim wrote; completion must find it unchanged. */
+  version: number;
+  /** The claim's mzxid. */
+  fencingToken: number;
+  state: Extract<ShardState, { state: 'running' }>;
+}
+
+/** The result of {@link claimShard}. */
+export type ClaimResult =
+  | { claimed: true; claim: Claim }
+  | { claimed: false; reason: 'running'; holder: Extract<ShardState, { state: 'running' }>; version: number }
+  | { claimed: false; reason: 'already-ran'; last: ShardOutcome }
+  | { claimed: false; reason: 'raced' };
+
+/** Reads a shard node: its state and version (`undefined` when missing). */
+export async function readShard(zk: ZkClient, path: string): Promise<{ state: ShardState; version: number; mzxid: number } | undefined> {
+  try {
+    const { data, stat } = await zk.get(path);
+    const state = data === null ? ({ state: 'idle' } as ShardState) : decodeChecked(data, path, checkShardState);
+    return { state, version: stat.version, mzxid: stat.mzxid };
+  } catch (error) {
+    if ((error as OrreryError).code === 'no-node') return undefined;
+    throw error;
+  }
+}
+
+/** Claims the shard at `path` for one run: one write (a create or a compare-and-set). */
+export async function claimShard(zk: ZkClient, path: string, request: ClaimRequest): Promise<ClaimResult> {
+  const current = await readShard(zk, path);
+  const last = current?.state.last;
+  if (current?.state.state === 'running') return { claimed: false, reason: 'running', holder: current.state, version: current.version };
+  if (!request.rerun && last && last.fireTime >= request.fireTime) return { claimed: false, reason: 'already-ran', last };
+  const running: Claim['state'] = {
+    state: 'running',
+    executor: request.executor,
+    session: request.session,
+    runId: request.runId,
+    fireTime: request.fireTime,
+    startedAt: request.startedAt,
+    attempt: request.attempt ?? 1,
+    ...(last ? { last } : {}),
+  };
+  try {
+    if (!current) {
+      await zk.create(path, encodeJson(running));
+      // create returns no stat; the node may already have moved on, so read it (a read, not a write).
+      const stat = await zk.exists(path);
+      if (!stat || stat.version !== 0) return { claimed: false, reason: 'raced' };
+      return { claimed: true, claim: { path, version: 0, fencingToken: stat.mzxid, state: running } };
+    }
+    const stat = await zk.set(path, encodeJson(running), current.version);
+    return { claimed: true, claim: { path, version: stat.version, fencingToken: stat.mzxid, state: running } };
+  } catch (error) {
+    const code = (error as OrreryError).code;
+    if (code === 'bad-version' || code === 'node-exists' || code === 'no-node') return { claimed: false, reason: 'raced' };
+    throw error;
+  }
+}
+
+/**
+ * Records the outcome of a claimed run: one compare-and-set from the claim's version. Resolves
+ * false (and writes nothing) when the claim was taken over meanwhile.
+ */
+export async function completeShard(zk: ZkClient, claim: Claim, outcome: ShardOutcome): Promise<boolean> {
+  const idle: ShardState = { state: 'idle', last: outcome };
+  try {
+    await zk.set(claim.path, encodeJson(idle), claim.version);
+    return true;
+  } catch (error) {
+    const code = (error as OrreryError).code;
+    if (code === 'bad-version' || code === 'no-node') return false;
+    throw error;
+  }
+}

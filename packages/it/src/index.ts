@@ -1,0 +1,3 @@
+/** @orrery/it: the integration-test harness. */
+export * from './processes.js';
+export * from './simulated-executor.js';

@@ -1,0 +1,95 @@
+/**
+ * Real Orrery processes for integration tests: spawn a bin, read its JSON log lines, signal it by
+ * pid, and make sure none outlives the test (`stopAllProcesses` in afterEach/afterAll).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { OrreryError } from '@orrery/core';
+
+const BINS = {
+  'orrery-sharding': fileURLToPath(new URL('../../sharding/bin/orrery-sharding.js', import.meta.url)),
+  orrery: fileURLToPath(new URL('../../console/bin/orrery.js', import.meta.url)),
+} as const;
+
+/** A running process. */
+export interface RunningProcess {
+  readonly name: string;
+  readonly pid: number;
+  /** Every stdout/stderr line so far. */
+  readonly lines: readonly string[];
+  readonly exited: Promise<number | null>;
+  /** Resolves with the first line (now or later) matching `pattern`. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  kill(signal?: NodeJS.Signals): void;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when it exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const all = new Set<RunningProcess>();
+
+/** Starts a bin of this repository with node. */
+export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}): RunningProcess {
+  const child: ChildProcess = spawn(process.execPath, [BINS[bin], ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  if (child.pid === undefined) throw new OrreryError('internal', `could not start ${bin}`);
+  const lines: string[] = [];
+  const waiters = new Set<{ pattern: RegExp; resolve: (line: string) => void }>();
+  const onData = (chunk: Buffer): void => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line) continue;
+      lines.push(line);
+      for (const w of [...waiters]) if (w.pattern.test(line)) { waiters.delete(w); w.resolve(line); }
+    }
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const handle: RunningProcess = {
+    name: bin,
+    pid: child.pid,
+    lines,
+    exited,
+    waitForLine(pattern, timeoutMs = 20_000) {
+      const found = lines.find((l) => pattern.test(l));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const w = { pattern, resolve: (line: string) => { clearTimeout(timer); resolve(line); } };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          reject(new Error(`${bin} (pid ${child.pid}) printed no line matching ${pattern} within ${timeoutMs} ms; last lines:\n${lines.slice(-15).join('\n')}`));
+        }, timeoutMs);
+        waiters.add(w);
+        void exited.then(() => {
+          if (!waiters.has(w)) return;
+          waiters.delete(w);
+          clearTimeout(timer);
+          reject(new Error(`${bin} exited before printing ${pattern}; last lines:\n${lines.slice(-15).join('\n')}`));
+        });
+      });
+    },
+    kill(signal = 'SIGKILL') {
+      try {
+        process.kill(child.pid!, signal);
+      } catch {
+        // already gone
+      }
+    },
+    async stop(graceMs = 5000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      handle.kill('SIGTERM');
+      const timer = setTimeout(() => handle.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  all.add(handle);
+  void exited.then(() => all.delete(handle));
+  return handle;
+}
+
+/** Stops every process started by this test file that is still running. */
+export async function stopAllProcesses(): Promise<void> {
+  await Promise.all([...all].map((p) => p.stop(2000)));
+}

@@ -1,0 +1,297 @@
+// orrery-sharding against a real ZooKeeper, as real processes; executors are simulated by their
+// presence nodes (the real executor comes with its own issue).
+import { createServer } from 'node:http';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  checkAssignment,
+  checkExecutorAssignment,
+  checkShardingState,
+  claimShard,
+  completeShard,
+  createZkClient,
+  encodeJson,
+  parseJobConfig,
+  paths,
+  readJson,
+  readMetric,
+  type Assignment,
+  type JobConfigInput,
+  type ZkClient,
+} from '@orrery/core';
+import { createTcpProxy, eventually, forceExpireSession, freePort, uniqueRoot, type TcpProxy } from '@orrery/core/testing';
+import { createNamespace, runCli } from '@orrery/console';
+import { startProcess, startSimulatedExecutor, stopAllProcesses, type RunningProcess, type SimulatedExecutor } from '../src/index.js';
+
+const zkConnect = inject('zkConnect');
+const NS = 'shop';
+const sims: SimulatedExecutor[] = [];
+const admins: ZkClient[] = [];
+let proxy: TcpProxy;
+
+beforeAll(async () => {
+  proxy = await createTcpProxy({ targetPort: Number(zkConnect.split(':')[1]) });
+});
+afterEach(async () => {
+  await stopAllProcesses();
+  await Promise.all(sims.splice(0).map((s) => s.close()));
+  await Promise.all(admins.splice(0).map((a) => a.close()));
+});
+afterAll(async () => {
+  await proxy.close();
+});
+
+async function setup(label: string, jobs: JobConfigInput[], settings: Record<string, unknown> = {}): Promise<{ root: string; zk: ZkClient }> {
+  const root = uniqueRoot(label);
+  const zk = createZkClient({ connect: zkConnect, root });
+  admins.push(zk);
+  await zk.start();
+  await createNamespace(zk, NS, settings);
+  for (const job of jobs) await zk.create(paths.job(NS, job.name), encodeJson(parseJobConfig(job)));
+  return { root, zk };
+}
+
+async function executor(root: string, name: string, extra: { handlers?: string[]; tags?: string[]; viaProxy?: boolean } = {}): Promise<SimulatedExecutor> {
+  const sim = await startSimulatedExecutor({ connect: extra.viaProxy ? proxy.connectString : zkConnect, root, namespace: NS, name, handlers: extra.handlers ?? [], tags: extra.tags ?? [], sessionTimeoutMs: 3000 });
+  sims.push(sim);
+  return sim;
+}
+
+async function allocator(root: string, extra: string[] = []): Promise<RunningProcess & { port: number }> {
+  const port = await freePort();
+  const p = startProcess('orrery-sharding', ['--zk', zkConnect, '--root', root, '--http-port', String(port), '--http-host', '127.0.0.1', '--session-timeout', '2', '--debounce-ms', '100', ...extra]);
+  await p.waitForLine(/"allocator started"/);
+  return Object.assign(p, { port });
+}
+
+async function health(port: number): Promise<{ ok: boolean; leader: boolean }> {
+  return (await fetch(`http://127.0.0.1:${port}/healthz`)).json() as Promise<{ ok: boolean; leader: boolean }>;
+}
+async function metric(port: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return readMetric(text, name, { namespace: NS }) ?? 0;
+}
+
+async function assignments(zk: ZkClient, jobs: string[]): Promise<Map<string, { value: Assignment; mzxid: number }>> {
+  const out = new Map<string, { value: Assignment; mzxid: number }>();
+  for (const job of jobs) {
+    const read = await readJson(zk, paths.jobAssignment(NS, job), checkAssignment);
+    if (read) out.set(job, { value: read.value, mzxid: read.stat.mzxid });
+  }
+  return out;
+}
+
+/** (job#item) → executor, over the given jobs. */
+async function owners(zk: ZkClient, jobs: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const [job, { value }] of await assignments(zk, jobs)) {
+    for (const [e, items] of Object.entries(value.items)) for (const i of items) out.set(`${job}#${i}`, e);
+  }
+  return out;
+}
+
+const shell = (name: string, shardingTotalCount: number, extra: Partial<JobConfigInput> = {}): JobConfigInput => ({ name, type: 'shell', command: 'true', cron: '* * * * * *', shardingTotalCount, enabled: true, ...extra });
+
+describe('orrery-sharding', () => {
+  it('assigns every shard, writes executor summaries, and explains unassigned shards', async () => {
+    const { root, zk } = await setup('alloc-basic', [shell('a', 6), shell('b', 3, { loadLevel: 2 }), { name: 'n', type: 'node', handler: 'nobody', enabled: true, shardingTotalCount: 2 }]);
+    await executor(root, 'e1');
+    await executor(root, 'e2');
+    await executor(root, 'e3');
+    await allocator(root);
+    await eventually(async () => {
+      const got = await assignments(zk, ['a', 'b', 'n']);
+      expect(Object.values(got.get('a')!.value.items).flat().sort()).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(Object.values(got.get('b')!.value.items).flat().sort()).toEqual([0, 1, 2]);
+      expect(got.get('n')!.value.unassigned).toEqual([{ item: 0, reason: 'no-executor-has-handler' }, { item: 1, reason: 'no-executor-has-handler' }]);
+    });
+    // Summaries agree with the job assignments.
+    const a = (await assignments(zk, ['a'])).get('a')!.value;
+    for (const e of ['e1', 'e2', 'e3']) {
+      const summary = await readJson(zk, paths.executorAssignment(NS, e), checkExecutorAssignment);
+      expect(summary!.value.allocatorEpoch).toBe(a.allocatorEpoch);
+      expect(summary!.value.jobs.a?.items ?? []).toEqual(a.items[e] ?? []);
+    }
+    // Loads: 6×1 + 3×2 = 12 over 3 executors: 4 each.
+    const load = new Map<string, number>();
+    for (const [job, { value }] of await assignments(zk, ['a', 'b'])) {
+      for (const [e, items] of Object.entries(value.items)) load.set(e, (load.get(e) ?? 0) + items.length * (job === 'b' ? 2 : 1));
+    }
+    expect([...load.values()]).toEqual([4, 4, 4]);
+    let out = '';
+    await runCli(['--zk', zkConnect, '--root', root, '-n', NS, 'get', 'assignment'], { stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true }, env: {} });
+    expect(out).toMatch(/n\s+1\s+-\s+0 \(no-executor-has-handler\), 1 \(no-executor-has-handler\)/);
+  });
+
+  it('hands over on kill -9 of the leader: the standby writes nothing when nothing changed, then reacts to the next change', async () => {
+    const { root, zk } = await setup('alloc-ha', [shell('a', 8), shell('b', 4)]);
+    for (const e of ['e1', 'e2', 'e3']) await executor(root, e);
+    const first = await allocator(root);
+    await eventually(async () => expect((await health(first.port)).leader).toBe(true));
+    const standby = await allocator(root);
+    expect((await health(standby.port)).leader).toBe(false);
+    await eventually(async () => expect((await assignments(zk, ['a', 'b'])).size).toBe(2));
+    // Let the first round settle, then take a snapshot of every node the allocator writes.
+    await eventually(async () => expect((await readJson(zk, paths.namespaceSharding(NS), checkShardingState))?.value.members).toEqual(['e1', 'e2', 'e3']));
+    const snapshot = async (): Promise<string[]> => {
+      const out: string[] = [];
+      for (const [job, { mzxid }] of await assignments(zk, ['a', 'b'])) out.push(`${job}@${mzxid}`);
+      for (const e of ['e1', 'e2', 'e3']) out.push(`${e}@${(await zk.exists(paths.executorAssignment(NS, e)))?.mzxid}`);
+      out.push(`sharding@${(await zk.exists(paths.namespaceSharding(NS)))?.mzxid}`);
+      return out;
+    };
+    const before = await snapshot();
+    const oldEpoch = (await assignments(zk, ['a'])).get('a')!.value.allocatorEpoch;
+
+    first.kill('SIGKILL');
+    await first.exited;
+    await eventually(async () => expect((await health(standby.port)).leader).toBe(true), { timeoutMs: 20_000 });
+    // The new leader ran a round for the namespace, starting from what was written: nothing moved.
+    await eventually(async () => expect(await metric(standby.port, 'orrery_sharding_rounds_total')).toBeGreaterThanOrEqual(1));
+    expect(await snapshot()).toEqual(before);
+    expect(await metric(standby.port, 'orrery_sharding_job_assignments_written_total')).toBe(0);
+
+    // The next change: a fourth executor joins, and only the new leader's epoch is written.
+    await executor(root, 'e4');
+    await eventually(async () => {
+      const a = await assignments(zk, ['a', 'b']);
+      const onE4 = [...a.values()].flatMap(({ value }) => value.items.e4 ?? []);
+      expect(onE4.length).toBe(3);
+      for (const { value } of a.values()) expect(value.allocatorEpoch).toBeGreaterThan(oldEpoch);
+    });
+  });
+
+  it('moves exactly the shards of an executor whose session expired', async () => {
+    const { root, zk } = await setup('alloc-expiry', [shell('a', 12), shell('b', 8)]);
+    for (const e of ['e1', 'e2', 'e3']) await executor(root, e);
+    const victim = await executor(root, 'e4', { viaProxy: true });
+    await allocator(root);
+    await eventually(async () => expect((await readJson(zk, paths.namespaceSharding(NS), checkShardingState))?.value.members).toEqual(['e1', 'e2', 'e3', 'e4']));
+    const before = await owners(zk, ['a', 'b']);
+    expect([...before.values()].filter((e) => e === 'e4').length).toBe(5);
+
+    await forceExpireSession(victim.zk, proxy, zkConnect);
+    await eventually(async () => expect([...(await owners(zk, ['a', 'b'])).values()]).not.toContain('e4'), { timeoutMs: 20_000 });
+    const after = await owners(zk, ['a', 'b']);
+    for (const [shard, e] of before) {
+      if (e === 'e4') expect(after.get(shard)).not.toBe('e4');
+      else expect(after.get(shard), shard).toBe(e);
+    }
+    expect(after.size).toBe(20);
+  });
+
+  it('coalesces a burst of 20 joins into a handful of rounds', async () => {
+    const { root, zk } = await setup('alloc-burst', [shell('a', 44), shell('b', 22)]);
+    await executor(root, 'e00');
+    await executor(root, 'e01');
+    const p = await allocator(root);
+    await eventually(async () => expect((await readJson(zk, paths.namespaceSharding(NS), checkShardingState))?.value.members).toHaveLength(2));
+    const roundsBefore = await metric(p.port, 'orrery_sharding_rounds_total');
+    await Promise.all(Array.from({ length: 20 }, (_, i) => executor(root, `j${String(i).padStart(2, '0')}`)));
+    await eventually(async () => expect((await readJson(zk, paths.namespaceSharding(NS), checkShardingState))?.value.members).toHaveLength(22), { timeoutMs: 15_000 });
+    const rounds = (await metric(p.port, 'orrery_sharding_rounds_total')) - roundsBefore;
+    expect(rounds).toBeGreaterThanOrEqual(1);
+    expect(rounds).toBeLessThanOrEqual(4);
+    // And the result is balanced: 66 shards over 22 executors, 3 each.
+    const load = new Map<string, number>();
+    for (const e of (await owners(zk, ['a', 'b'])).values()) load.set(e, (load.get(e) ?? 0) + 1);
+    expect(new Set(load.values())).toEqual(new Set([3]));
+  });
+
+  it('drains and undrains through the CLI, and reshards on request', async () => {
+    const { root, zk } = await setup('alloc-drain', [shell('a', 6)]);
+    for (const e of ['e1', 'e2']) await executor(root, e);
+    await allocator(root);
+    await eventually(async () => expect(Object.keys((await assignments(zk, ['a'])).get('a')?.value.items ?? {})).toEqual(['e1', 'e2']));
+    const cli = (...args: string[]) => runCli(['--zk', zkConnect, '--root', root, '-n', NS, ...args], { stdout: { write: () => true }, stderr: { write: () => true }, env: {} });
+    expect(await cli('drain', 'e2')).toBe(0);
+    await eventually(async () => expect((await assignments(zk, ['a'])).get('a')!.value.items).toEqual({ e1: [0, 1, 2, 3, 4, 5] }));
+    expect(await cli('undrain', 'e2')).toBe(0);
+    await eventually(async () => expect((await assignments(zk, ['a'])).get('a')!.value.items.e2).toHaveLength(3));
+    expect(await cli('drain', 'nobody')).toBe(1);
+    // A skew written by hand (an operator's mistake) stays until a reshard is requested.
+    const current = await zk.get(paths.jobAssignment(NS, 'a'));
+    const skew = { ...JSON.parse(current.data!.toString()), items: { e1: [0, 1, 2, 3, 4, 5] } };
+    await zk.set(paths.jobAssignment(NS, 'a'), encodeJson(skew), current.stat.version);
+    expect(await cli('reshard', 'a')).toBe(0);
+    await eventually(async () => expect((await assignments(zk, ['a'])).get('a')!.value.items.e2).toHaveLength(3));
+    await eventually(async () => expect(await zk.getChildren(paths.shardingRequests())).toEqual([]));
+  });
+
+  it('sends one unassigned-shards alarm per job per silence window to the namespace webhook', async () => {
+    const received: Array<Record<string, unknown>> = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body) as Record<string, unknown>);
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const { root } = await setup('alloc-alarm', [{ name: 'gpu-job', type: 'node', handler: 'render', enabled: true, shardingTotalCount: 2 }], {
+        alarm: { webhook: `http://127.0.0.1:${port}/alarm`, silenceSeconds: 600 },
+      });
+      await executor(root, 'e1');
+      await allocator(root, ['--alarm-after', '1']);
+      await eventually(() => expect(received).toHaveLength(1), { timeoutMs: 15_000 });
+      expect(received[0]).toMatchObject({ kind: 'shards-unassigned', namespace: NS, job: 'gpu-job', items: [{ item: 0, reason: 'no-executor-has-handler' }, { item: 1, reason: 'no-executor-has-handler' }] });
+      // Absence over a window needs the window to pass: the allocator checks every second.
+      await new Promise((r) => setTimeout(r, 3000));
+      expect(received).toHaveLength(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('never lets an item run twice for one fire while shards move (claims settle it)', async () => {
+    const { root, zk } = await setup('alloc-moves', [shell('a', 6)]);
+    const names = ['e1', 'e2', 'e3'];
+    for (const e of names) await executor(root, e);
+    await allocator(root);
+    await eventually(async () => expect((await assignments(zk, ['a'])).size).toBe(1));
+    // Each stand-in executor fires every 200 ms the items its own summary gives it, and claims each
+    // shard with the real claim protocol; runs last 120 ms. Meanwhile executors join and leave.
+    const runs: string[] = [];
+    let stop = false;
+    const loops = new Map<string, Promise<void>>();
+    const fireLoop = async (name: string, client: ZkClient): Promise<void> => {
+      let lastFire = 0;
+      while (!stop) {
+        const fireTime = Math.floor(Date.now() / 200) * 200;
+        if (fireTime > lastFire) {
+          lastFire = fireTime;
+          const summary = await readJson(client, paths.executorAssignment(NS, name), checkExecutorAssignment).catch(() => undefined);
+          await Promise.all((summary?.value.jobs.a?.items ?? []).map(async (item) => {
+            const path = paths.jobShard(NS, 'a', item);
+            await client.mkdirp(paths.jobShards(NS, 'a'));
+            const r = await claimShard(client, path, { executor: name, session: client.sessionId!, runId: `${name}-${fireTime}-${item}`, fireTime, startedAt: Date.now() });
+            if (!r.claimed) return;
+            runs.push(`${fireTime}#${item}`);
+            await new Promise((res) => setTimeout(res, 120));
+            await completeShard(client, r.claim, { status: 'succeeded', exitCode: 0, startedAt: fireTime, endedAt: Date.now(), durationMs: 120, executor: name, runId: r.claim.state.runId, fireTime, attempt: 1, fencingToken: r.claim.fencingToken, message: '', stdoutTail: '', stderrTail: '' });
+          }));
+        }
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    };
+    for (const sim of sims) loops.set(sim.name, fireLoop(sim.name, sim.zk));
+    const joiner = await executor(root, 'e4');
+    loops.set('e4', fireLoop('e4', joiner.zk));
+    await eventually(async () => expect(Object.keys((await assignments(zk, ['a'])).get('a')!.value.items)).toContain('e4'));
+    await sims[0]!.leave();
+    await eventually(async () => expect(Object.keys((await assignments(zk, ['a'])).get('a')!.value.items)).not.toContain('e1'));
+    const joiner2 = await executor(root, 'e5');
+    loops.set('e5', fireLoop('e5', joiner2.zk));
+    await eventually(async () => expect(Object.keys((await assignments(zk, ['a'])).get('a')!.value.items)).toContain('e5'));
+    await eventually(() => expect(runs.length).toBeGreaterThan(40));
+    stop = true;
+    await Promise.all(loops.values());
+    expect(runs.length).toBeGreaterThan(20);
+    const counts = new Map<string, number>();
+    for (const r of runs) counts.set(r, (counts.get(r) ?? 0) + 1);
+    expect([...counts.entries()].filter(([, n]) => n > 1)).toEqual([]);
+  });
+});

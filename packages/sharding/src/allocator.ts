@@ -1,0 +1,581 @@
+/**
+ * The allocator's imperative shell around {@link allocate}: leadership, watching, rounds, writes.
+ *
+ * - Every allocator joins the leader latch at `/sharding/leader`; the leader's latch node czxid is
+ *   its **allocatorEpoch**, stamped on everything it writes. Standbys keep their watch-fed cache warm
+ *   (hot standby) but never write.
+ * - It mirrors, per namespace, only what allocation depends on: namespace nodes, job configs (one
+ *   data watch per job; no child watch), executor presence and meta. Reshard requests are watched
+ *   under `/sharding/requests`.
+ * - Events mark namespaces dirty; rounds are debounced (`debounceMs` of quiet, at most `maxDelayMs`
+ *   after the first event) and coalesced, one at a time.
+ * - A new leader reads the last written assignments and members from ZooKeeper first (sticky): if
+ *   nothing changed it writes nothing.
+ * - A round writes only the jobs whose assignment changed (new epoch), then the affected executors'
+ *   summaries, then the namespace's sharding state — each a compare-and-set from the version last
+ *   seen. A write that finds a newer allocatorEpoch in the node stops the round (this allocator was
+ *   deposed); leadership is re-checked before every write.
+ * - Shards unassigned for longer than `alarmAfterMs` raise a webhook alarm, at most once per job per
+ *   the namespace's silence window.
+ */
+import { hostname } from 'node:os';
+import {
+  OrreryError,
+  canonicalJson,
+  checkAssignment,
+  checkExecutorInfo,
+  checkExecutorMeta,
+  checkJobConfig,
+  checkNamespaceInfo,
+  checkReshardRequest,
+  checkShardingState,
+  createEmitter,
+  createLeaderLatch,
+  createTreeCache,
+  decodeJson,
+  encodeJson,
+  matchPath,
+  paths,
+  readJson,
+  toError,
+  type Assignment,
+  type ExecutorAssignment,
+  type Logger,
+  type Metrics,
+  type NamespaceInfo,
+  type Subscribable,
+  type TreeCache,
+  type ZkClient,
+} from '@orrery/core';
+import { allocate, EMPTY_ALLOCATION, type Allocation, type Cluster } from './allocate.js';
+import type { ClusterExecutor, ClusterJob } from './eligibility.js';
+import { createAllocatorMetrics, type AllocatorMetrics } from './allocator-metrics.js';
+
+/** Events of an {@link Allocator} (for tests and metrics; logs are separate). */
+export interface AllocatorEvents {
+  'leader:acquired': { epoch: number };
+  'leader:lost': { reason: string };
+  'round:done': { namespace: string; jobsWritten: number; executorsWritten: number; moved: number; durationMs: number };
+  'alarm:sent': { namespace: string; job: string; items: number };
+  error: Error;
+}
+
+/** Options of {@link createAllocator}. */
+export interface AllocatorOptions {
+  zk: ZkClient;
+  logger: Logger;
+  metrics: Metrics;
+  /** Latch participant id. Default `host:pid`. */
+  id?: string;
+  /** Quiet time before a round, in ms. Default 150. */
+  debounceMs?: number;
+  /** A round starts at most this long after the first event of a burst, in ms. Default 1000. */
+  maxDelayMs?: number;
+  /** Alarm when a shard of an enabled job is unassigned this long, in ms. Default 30 000. */
+  alarmAfterMs?: number;
+  /** Sends a webhook; default: `fetch` POST with a 5 s timeout. */
+  postAlarm?: (url: string, body: unknown) => Promise<void>;
+  now?: () => number;
+}
+
+/** A running allocator. */
+export interface Allocator extends Subscribable<AllocatorEvents> {
+  readonly id: string;
+  readonly isLeader: boolean;
+  readonly metrics: AllocatorMetrics;
+  start(): Promise<void>;
+  /** Leaves leadership and stops. Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+interface NamespaceState {
+  previous: Allocation;
+  /** Job → the epoch and node version of its assignment node as last read or written. */
+  assignments: Map<string, { epoch: number; version: number }>;
+  /** Executor → node version of its summary. */
+  summaries: Map<string, number>;
+  stateVersion: number | undefined;
+  round: number;
+  unassignedSince: Map<string, number>;
+  lastAlarm: Map<string, number>;
+}
+
+class Deposed extends Error {}
+
+const NAMESPACES = '/namespaces';
+
+/** Which nodes the allocator mirrors. */
+function include(path: string): boolean {
+  const m = matchPath(path);
+  if (!m) return false;
+  return ['namespaces', 'namespace', 'jobs', 'job', 'executors', 'executor', 'executor-presence', 'executor-meta'].includes(m.kind);
+}
+function descend(path: string): boolean {
+  const kind = matchPath(path)?.kind;
+  return kind !== 'job' && kind !== 'executor-presence' && kind !== 'executor-meta';
+}
+
+/** Creates an allocator; call `start()`. */
+export function createAllocator(options: AllocatorOptions): Allocator {
+  const { zk, logger } = options;
+  const id = options.id ?? `${hostname()}:${process.pid}`;
+  const debounceMs = options.debounceMs ?? 150;
+  const maxDelayMs = options.maxDelayMs ?? 1000;
+  const alarmAfterMs = options.alarmAfterMs ?? 30_000;
+  const now = options.now ?? Date.now;
+  const postAlarm = options.postAlarm ?? defaultPostAlarm;
+  const emitter = createEmitter<AllocatorEvents>((e) => logger.error({ err: e }, 'event listener failed'));
+  const metrics = createAllocatorMetrics(options.metrics);
+  const latch = createLeaderLatch(zk, paths.shardingLeader(), { id });
+  const cache: TreeCache = createTreeCache(zk, NAMESPACES, { include, descend });
+  const states = new Map<string, NamespaceState>();
+  const dirty = new Set<string>();
+  const reshard = new Map<string, { all: boolean; jobs: Set<string>; nodes: string[] }>();
+  let epoch: number | undefined;
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let burstStartedAt: number | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let alarmTimer: NodeJS.Timeout | undefined;
+  const offs: Array<() => void> = [];
+
+  const isLeaderNow = (): boolean => !closed && latch.isLeader && latch.epoch === epoch && epoch !== undefined;
+  const assertLeader = (): void => {
+    if (!isLeaderNow()) throw new Deposed('no longer the allocator leader');
+  };
+
+  // ---- scheduling -------------------------------------------------------------------------
+
+  function markDirty(namespace: string): void {
+    dirty.add(namespace);
+    schedule();
+  }
+
+  function schedule(): void {
+    if (!isLeaderNow()) return;
+    const t = now();
+    burstStartedAt ??= t;
+    const wait = Math.max(0, Math.min(debounceMs, burstStartedAt + maxDelayMs - t));
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      burstStartedAt = undefined;
+      runRounds();
+    }, wait);
+  }
+
+  function runRounds(): void {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        const namespaces = [...dirty];
+        dirty.clear();
+        for (const namespace of namespaces) {
+          if (!isLeaderNow()) return;
+          try {
+            await round(namespace);
+          } catch (error) {
+            if (error instanceof Deposed) return;
+            const e = toError(error);
+            metrics.errors.inc();
+            logger.error({ err: e, namespace }, 'allocation round failed; will retry');
+            emitter.emit('error', e);
+            // Start again from what ZooKeeper holds, a little later.
+            states.delete(namespace);
+            setTimeout(() => markDirty(namespace), 1000).unref();
+          }
+        }
+      } while (again && isLeaderNow());
+    })().finally(() => {
+      running = undefined;
+    });
+  }
+
+  // ---- reading the world --------------------------------------------------------------------
+
+  function clusterOf(namespace: string): Cluster {
+    const executors: ClusterExecutor[] = [];
+    for (const name of cache.children(paths.executors(namespace))) {
+      const presence = cache.get(paths.executorPresence(namespace, name));
+      if (!presence) continue;
+      const info = checkExecutorInfo(safeDecode(presence.data, presence.path));
+      if (!info.ok) {
+        logger.warn({ namespace, executor: name, issues: info.issues }, 'ignoring an executor whose presence data is invalid');
+        continue;
+      }
+      const metaNode = cache.get(paths.executorMeta(namespace, name));
+      const meta = metaNode ? checkExecutorMeta(safeDecode(metaNode.data, metaNode.path) ?? {}) : undefined;
+      executors.push({ name, handlers: info.value.handlers, tags: info.value.tags, noTraffic: meta?.ok ? meta.value.noTraffic : false });
+    }
+    const jobs: ClusterJob[] = [];
+    for (const name of cache.children(paths.jobs(namespace))) {
+      const node = cache.get(paths.job(namespace, name));
+      if (!node) continue;
+      const config = checkJobConfig(safeDecode(node.data, node.path));
+      if (!config.ok || config.value.name !== name) {
+        logger.warn({ namespace, job: name, issues: config.ok ? [{ field: 'name', rule: 'match', message: 'name differs from the node name' }] : config.issues }, 'ignoring a job whose config is invalid');
+        continue;
+      }
+      const c = config.value;
+      jobs.push({
+        name, enabled: c.enabled, type: c.type, handler: c.handler, shardingTotalCount: c.shardingTotalCount,
+        localMode: c.localMode, loadLevel: c.loadLevel, preferList: c.preferList, useDispreferList: c.useDispreferList,
+      });
+    }
+    return { executors, jobs };
+  }
+
+  function safeDecode(data: Buffer | null, path: string): unknown {
+    try {
+      return decodeJson(data, path);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Reads the last written assignments and members of a namespace (sticky start). */
+  async function loadState(namespace: string, cluster: Cluster): Promise<NamespaceState> {
+    const state: NamespaceState = {
+      previous: { members: [], jobs: {} },
+      assignments: new Map(),
+      summaries: new Map(),
+      stateVersion: undefined,
+      round: 0,
+      unassignedSince: new Map(),
+      lastAlarm: new Map(),
+    };
+    const sharding = await readJson(zk, paths.namespaceSharding(namespace), checkShardingState).catch((error) => {
+      if ((error as OrreryError).code === 'bad-data') return undefined;
+      throw error;
+    });
+    if (sharding) {
+      state.previous.members = [...sharding.value.members];
+      state.stateVersion = sharding.stat.version;
+      state.round = sharding.value.round;
+    }
+    for (const job of cluster.jobs) {
+      const read = await readJson(zk, paths.jobAssignment(namespace, job.name), checkAssignment).catch((error) => {
+        if ((error as OrreryError).code === 'bad-data') return undefined;
+        throw error;
+      });
+      if (!read) continue;
+      state.assignments.set(job.name, { epoch: read.value.epoch, version: read.stat.version });
+      state.previous.jobs[job.name] = { items: read.value.items, unassigned: read.value.unassigned };
+      if (read.value.unassigned.length > 0) state.unassignedSince.set(job.name, read.value.writtenAt || now());
+    }
+    return state;
+  }
+
+  function takeReshard(namespace: string): { rebalance: boolean; rebalanceJobs: string[] } | undefined {
+    const r = reshard.get(namespace);
+    if (!r) return undefined;
+    reshard.delete(namespace);
+    for (const node of r.nodes) void zk.delete(`${paths.shardingRequests()}/${node}`).catch(() => undefined);
+    return { rebalance: r.all, rebalanceJobs: [...r.jobs] };
+  }
+
+  // ---- a round --------------------------------------------------------------------------------
+
+  async function round(namespace: string): Promise<void> {
+    const started = performance.now();
+    if (!cache.get(paths.namespace(namespace))) {
+      states.delete(namespace);
+      return;
+    }
+    const cluster = clusterOf(namespace);
+    let state = states.get(namespace);
+    if (!state) {
+      state = await loadState(namespace, cluster);
+      states.set(namespace, state);
+    }
+    const requested = takeReshard(namespace);
+    const next = allocate(state.previous, cluster, requested ?? {});
+    metrics.rounds.inc({ namespace });
+
+    const changed = new Set<string>();
+    for (const name of new Set([...Object.keys(state.previous.jobs), ...Object.keys(next.jobs)])) {
+      if (canonicalJson(state.previous.jobs[name] ?? null) !== canonicalJson(next.jobs[name] ?? null)) changed.add(name);
+    }
+    const affected = new Set<string>();
+    let moved = 0;
+    for (const name of changed) {
+      const before = state.previous.jobs[name]?.items ?? {};
+      const after = next.jobs[name]?.items ?? {};
+      for (const e of Object.keys(before)) affected.add(e);
+      for (const e of Object.keys(after)) affected.add(e);
+      const ownerBefore = new Map<number, string>();
+      for (const [e, items] of Object.entries(before)) for (const i of items) ownerBefore.set(i, e);
+      for (const [e, items] of Object.entries(after)) for (const i of items) if (ownerBefore.has(i) && ownerBefore.get(i) !== e) moved += 1;
+    }
+    const membersChanged = canonicalJson(state.previous.members) !== canonicalJson(next.members);
+    if (changed.size === 0 && !membersChanged) {
+      updateUnassigned(namespace, state, next);
+      return;
+    }
+
+    const allocatorEpoch = epoch!;
+    const writtenAt = now();
+    let jobsWritten = 0;
+    // 1. The jobs whose assignment changed.
+    for (const name of changed) {
+      const job = next.jobs[name];
+      if (!job || !cluster.jobs.some((j) => j.name === name)) {
+        state.assignments.delete(name);
+        continue; // a deleted job: its node went with it
+      }
+      const last = state.assignments.get(name);
+      const value: Assignment = { epoch: (last?.epoch ?? 0) + 1, allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
+      const version = await writeNode(paths.jobAssignment(namespace, name), value, last?.version, allocatorEpoch);
+      state.assignments.set(name, { epoch: value.epoch, version });
+      jobsWritten += 1;
+    }
+    // 2. The summaries of the executors those changes touch.
+    let executorsWritten = 0;
+    for (const executor of [...affected].sort()) {
+      const summary: ExecutorAssignment = { allocatorEpoch, jobs: {}, writtenAt };
+      for (const [name, job] of Object.entries(next.jobs)) {
+        const items = job.items[executor];
+        if (items && items.length > 0) summary.jobs[name] = { epoch: state.assignments.get(name)?.epoch ?? 0, items };
+      }
+      const version = await writeNode(paths.executorAssignment(namespace, executor), summary, state.summaries.get(executor), allocatorEpoch);
+      state.summaries.set(executor, version);
+      executorsWritten += 1;
+    }
+    // 3. The namespace's members and round.
+    assertLeader();
+    const shardingValue = { allocatorEpoch, members: next.members, round: state.round + 1, writtenAt };
+    state.stateVersion = await writeNode(paths.namespaceSharding(namespace), shardingValue, state.stateVersion, allocatorEpoch);
+    state.round += 1;
+    state.previous = next;
+    updateUnassigned(namespace, state, next);
+
+    const durationMs = performance.now() - started;
+    metrics.jobsWritten.inc({ namespace }, jobsWritten);
+    metrics.executorsWritten.inc({ namespace }, executorsWritten);
+    metrics.moved.inc({ namespace }, moved);
+    metrics.roundSeconds.observe(durationMs / 1000, { namespace });
+    logger.info({ namespace, jobsWritten, executorsWritten, moved, members: next.members.length, durationMs: Math.round(durationMs) }, 'allocation written');
+    emitter.emit('round:done', { namespace, jobsWritten, executorsWritten, moved, durationMs });
+  }
+
+  /**
+   * Writes `value` to `path` with a compare-and-set from `version` (creating it when missing).
+   * A node holding a newer allocatorEpoch means this allocator was deposed.
+   */
+  async function writeNode(path: string, value: { allocatorEpoch: number }, version: number | undefined, allocatorEpoch: number): Promise<number> {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      assertLeader();
+      try {
+        if (version === undefined) {
+          try {
+            await zk.create(path, encodeJson(value));
+            return 0;
+          } catch (error) {
+            const code = (error as OrreryError).code;
+            if (code === 'no-node') {
+              await zk.mkdirp(path.slice(0, path.lastIndexOf('/')));
+              continue;
+            }
+            if (code !== 'node-exists') throw error;
+          }
+        } else {
+          return (await zk.set(path, encodeJson(value), version)).version;
+        }
+      } catch (error) {
+        if ((error as OrreryError).code !== 'bad-version') throw error;
+      }
+      // Someone else wrote it: whose epoch is it?
+      const current = await zk.get(path).catch(() => undefined);
+      if (!current) {
+        version = undefined;
+        continue;
+      }
+      const theirs = Number((safeDecode(current.data, path) as { allocatorEpoch?: unknown } | undefined)?.allocatorEpoch ?? 0);
+      if (theirs > allocatorEpoch) {
+        logger.warn({ path, theirs, ours: allocatorEpoch }, 'a newer allocator wrote here; standing down');
+        throw new Deposed(`a newer allocator (epoch ${theirs}) wrote ${path}`);
+      }
+      version = current.stat.version;
+    }
+    throw new OrreryError('conflict', `${path} kept changing under the allocator's writes`);
+  }
+
+  // ---- alarms ---------------------------------------------------------------------------------
+
+  function updateUnassigned(namespace: string, state: NamespaceState, next: Allocation): void {
+    let total = 0;
+    for (const [name, job] of Object.entries(next.jobs)) {
+      total += job.unassigned.length;
+      if (job.unassigned.length === 0) state.unassignedSince.delete(name);
+      else if (!state.unassignedSince.has(name)) state.unassignedSince.set(name, now());
+    }
+    for (const name of state.unassignedSince.keys()) if (!next.jobs[name]) state.unassignedSince.delete(name);
+    metrics.unassigned.set(total, { namespace });
+  }
+
+  function checkAlarms(): void {
+    if (!isLeaderNow()) return;
+    const t = now();
+    for (const [namespace, state] of states) {
+      const nsNode = cache.get(paths.namespace(namespace));
+      const info = nsNode ? checkNamespaceInfo(safeDecode(nsNode.data, nsNode.path)) : undefined;
+      const settings: NamespaceInfo | undefined = info?.ok ? info.value : undefined;
+      const webhook = settings?.alarm.webhook;
+      if (!webhook) continue;
+      const silenceMs = (settings?.alarm.silenceSeconds ?? 300) * 1000;
+      for (const [job, since] of state.unassignedSince) {
+        if (t - since < alarmAfterMs) continue;
+        const last = state.lastAlarm.get(job);
+        if (last !== undefined && t - last < silenceMs) continue;
+        state.lastAlarm.set(job, t);
+        const unassigned = state.previous.jobs[job]?.unassigned ?? [];
+        const body = {
+          kind: 'shards-unassigned',
+          namespace,
+          job,
+          items: unassigned,
+          unassignedSince: new Date(since).toISOString(),
+          unassignedForSeconds: Math.round((t - since) / 1000),
+          allocator: id,
+          at: new Date(t).toISOString(),
+        };
+        postAlarm(webhook, body).then(
+          () => {
+            metrics.alarms.inc({ namespace });
+            logger.warn({ namespace, job, items: unassigned.length }, 'unassigned-shards alarm sent');
+            emitter.emit('alarm:sent', { namespace, job, items: unassigned.length });
+          },
+          (error) => logger.error({ err: toError(error), namespace, job, webhook }, 'unassigned-shards alarm could not be sent'),
+        );
+      }
+    }
+  }
+
+  // ---- reshard requests -------------------------------------------------------------------------
+
+  async function readRequests(): Promise<void> {
+    if (closed) return;
+    let children: string[];
+    try {
+      await zk.mkdirp(paths.shardingRequests());
+      children = await zk.getChildren(paths.shardingRequests(), () => void readRequests());
+    } catch (error) {
+      if (!(error as OrreryError).retryable) logger.error({ err: toError(error) }, 'cannot read reshard requests');
+      return;
+    }
+    if (!isLeaderNow()) return;
+    for (const node of children) {
+      const read = await readJson(zk, `${paths.shardingRequests()}/${node}`, checkReshardRequest).catch(() => undefined);
+      if (!read) {
+        await zk.delete(`${paths.shardingRequests()}/${node}`).catch(() => undefined);
+        continue;
+      }
+      const { namespace, job } = read.value;
+      let r = reshard.get(namespace);
+      if (!r) reshard.set(namespace, (r = { all: false, jobs: new Set(), nodes: [] }));
+      if (r.nodes.includes(node)) continue;
+      r.nodes.push(node);
+      if (job) r.jobs.add(job);
+      else r.all = true;
+      logger.info({ namespace, job }, 'reshard requested');
+      // A fresh round starts from what ZooKeeper holds, not from memory (someone may have edited it).
+      states.delete(namespace);
+      markDirty(namespace);
+    }
+  }
+
+  // ---- leadership -----------------------------------------------------------------------------
+
+  function onLeadership(e: number): void {
+    epoch = e;
+    states.clear();
+    metrics.leader.set(1);
+    logger.info({ allocatorEpoch: e, id }, 'became the allocator leader');
+    emitter.emit('leader:acquired', { epoch: e });
+    // Every namespace gets a round: from the last written state, so nothing moves if nothing changed.
+    for (const namespace of cache.children(NAMESPACES)) dirty.add(namespace);
+    void readRequests();
+    schedule();
+    alarmTimer ??= setInterval(checkAlarms, 1000);
+    alarmTimer.unref?.();
+  }
+
+  function onLostLeadership(reason: string): void {
+    if (epoch === undefined) return;
+    epoch = undefined;
+    metrics.leader.set(0);
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    burstStartedAt = undefined;
+    logger.warn({ reason }, 'no longer the allocator leader');
+    emitter.emit('leader:lost', { reason });
+  }
+
+  const allocator: Allocator = {
+    id,
+    get isLeader() {
+      return isLeaderNow();
+    },
+    metrics,
+    on: emitter.on,
+    async start() {
+      offs.push(
+        cache.on('node:added', (n) => onCacheEvent(n.path)),
+        cache.on('node:updated', (n) => onCacheEvent(n.path)),
+        cache.on('node:removed', (n) => onCacheEvent(n.path)),
+        latch.on('leader:acquired', ({ epoch: e }) => onLeadership(e)),
+        latch.on('leader:lost', ({ reason }) => onLostLeadership(reason)),
+        zk.on('state', ({ state }) => metrics.zkState.set(state === 'CONNECTED' || state === 'RECONNECTED' ? 1 : 0)),
+        zk.on('session', () => void readRequests()),
+      );
+      metrics.zkState.set(1);
+      await zk.mkdirp(NAMESPACES);
+      // Warm the cache before competing for leadership, so a new leader sees the world at once.
+      await cache.start();
+      await latch.start();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const off of offs.splice(0)) off();
+      if (timer) clearTimeout(timer);
+      if (alarmTimer) clearInterval(alarmTimer);
+      await running;
+      await latch.close();
+      await cache.close();
+      emitter.clear();
+    },
+    [Symbol.asyncDispose]() {
+      return allocator.close();
+    },
+  };
+
+  function onCacheEvent(path: string): void {
+    const m = matchPath(path);
+    if (!m) return;
+    if (m.kind === 'namespaces') return;
+    if (m.kind === 'namespace' && !cache.get(path)) {
+      states.delete(m.namespace);
+      return;
+    }
+    markDirty(m.namespace);
+  }
+
+  return allocator;
+}
+
+async function defaultPostAlarm(url: string, body: unknown): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(5000),
+  });
+  if (!response.ok) throw new OrreryError('internal', `webhook answered ${response.status}`);
+}

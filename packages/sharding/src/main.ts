@@ -1,0 +1,67 @@
+/**
+ * The `orrery-sharding` process: the only place that reads process.env and handles signals.
+ */
+import { createLogger, createMetrics, createZkClient, startHttpEndpoint, toError, type HttpEndpoint } from '@orrery/core';
+import { createAllocator } from './allocator.js';
+import { parseShardingConfig, SHARDING_USAGE } from './config.js';
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let config;
+  try {
+    config = parseShardingConfig(argv, process.env);
+  } catch (error) {
+    const message = toError(error).message;
+    if (message === 'help') {
+      process.stdout.write(SHARDING_USAGE);
+      return 0;
+    }
+    process.stderr.write(`orrery-sharding: ${message}\n\n${SHARDING_USAGE}`);
+    return 2;
+  }
+  const logger = createLogger({ name: 'orrery-sharding', level: config.logLevel });
+  const metrics = createMetrics();
+  const zk = createZkClient({ connect: config.zk, root: config.root, sessionTimeoutMs: config.sessionTimeoutMs, connectTimeoutMs: 60_000 });
+  zk.on('state', (s) => logger.info({ state: s.state, sessionId: s.sessionId, newSession: s.newSession }, 'zookeeper connection state'));
+  const allocator = createAllocator({ zk, logger, metrics, ...(config.id ? { id: config.id } : {}), debounceMs: config.debounceMs, alarmAfterMs: config.alarmAfterMs });
+  let http: HttpEndpoint | undefined;
+
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: string): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info({ signal }, 'stopping');
+      await allocator.close();
+      await http?.close();
+      await zk.close();
+    })();
+    return stopping;
+  };
+  const exited = new Promise<number>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        if (stopping) process.exit(1); // a second signal: at once
+        void stop(signal).then(() => resolve(0));
+      });
+    }
+  });
+
+  try {
+    logger.info({ zk: config.zk, root: config.root }, 'starting');
+    await zk.start();
+    if (config.httpPort !== undefined) {
+      http = await startHttpEndpoint({
+        port: config.httpPort,
+        host: config.httpHost,
+        metrics,
+        health: () => ({ ok: zk.phase === 'connected', zookeeper: zk.phase, leader: allocator.isLeader, id: allocator.id }),
+      });
+      logger.info({ port: http.port }, 'http endpoint listening');
+    }
+    await allocator.start();
+    logger.info({ id: allocator.id }, 'allocator started');
+  } catch (error) {
+    logger.fatal({ err: toError(error) }, 'could not start');
+    await stop('startup-failure');
+    return 1;
+  }
+  return exited;
+}
