@@ -1,8 +1,9 @@
-// The body of `npm start` (see start.sh): starts ZooKeeper (unless ORRERY_ZK points at one), applies
-// the demo namespace, and stops everything it started on Ctrl-C.
+// The body of `npm start` (see start.sh): starts ZooKeeper (unless ORRERY_ZK points at one) and the
+// allocator, applies the demo namespace, and stops everything it started on Ctrl-C.
 import { fileURLToPath } from 'node:url';
-import { startZooKeeper, type ZooKeeperServer } from '@orrery/core/testing';
+import { freePort, startZooKeeper, type ZooKeeperServer } from '@orrery/core/testing';
 import { runCli } from '@orrery/console';
+import { startProcess } from '../src/processes.js';
 
 const demoJobs = fileURLToPath(new URL('../demo/jobs.yaml', import.meta.url));
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
@@ -25,19 +26,25 @@ const hasDemo = (JSON.parse(listed) as Array<{ name: string }>).some((n) => n.na
 if (!hasDemo && (await cli('ns', 'create', 'demo', '--description', 'demo jobs of npm start')) !== 0) process.exit(1);
 if ((await cli('-n', 'demo', 'apply', '-f', demoJobs)) !== 0) process.exit(1);
 
+const shardingPort = await freePort();
+const sharding = startProcess('orrery-sharding', ['--zk', zk, '--http-port', String(shardingPort), '--http-host', '127.0.0.1', '--log-level', 'warn']);
+console.log(`Allocator   orrery-sharding (pid ${sharding.pid}), http://127.0.0.1:${shardingPort}/metrics`);
+
 console.log(`
 Orrery is running locally. Try:
   npx orrery --zk ${zk} ns list
   npx orrery --zk ${zk} -n demo get jobs
   npx orrery --zk ${zk} -n demo get job hello -o json
+  npx orrery --zk ${zk} -n demo get assignment
 
-Not yet part of npm start: the allocator (orrery-sharding), an executor and the console —
-they are built by the next issues. Press Ctrl-C to stop.`);
+Not yet part of npm start: an executor and the console — they are built by the next issues.
+Press Ctrl-C to stop.`);
 
 let stopping = false;
 const stop = async (): Promise<void> => {
   if (stopping) return;
   stopping = true;
+  await sharding.stop();
   await server?.stop();
   process.exit(0);
 };

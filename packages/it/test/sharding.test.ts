@@ -122,6 +122,21 @@ describe('orrery-sharding', () => {
     expect(out).toMatch(/n\s+1\s+-\s+0 \(no-executor-has-handler\), 1 \(no-executor-has-handler\)/);
   });
 
+  it('follows namespaces and jobs created and deleted while it runs', async () => {
+    const root = uniqueRoot('alloc-live');
+    const zk = createZkClient({ connect: zkConnect, root });
+    admins.push(zk);
+    await zk.start();
+    await allocator(root);
+    await createNamespace(zk, NS);
+    await executor(root, 'e1');
+    await zk.create(paths.job(NS, 'late'), encodeJson(parseJobConfig(shell('late', 2))));
+    await eventually(async () => expect((await assignments(zk, ['late'])).get('late')?.value.items).toEqual({ e1: [0, 1] }));
+    await eventually(async () => expect((await readJson(zk, paths.executorAssignment(NS, 'e1'), checkExecutorAssignment))?.value.jobs).toEqual({ late: { epoch: 1, items: [0, 1] } }));
+    await zk.deleteRecursive(paths.job(NS, 'late'));
+    await eventually(async () => expect((await readJson(zk, paths.executorAssignment(NS, 'e1'), checkExecutorAssignment))?.value.jobs).toEqual({}));
+  });
+
   it('hands over on kill -9 of the leader: the standby writes nothing when nothing changed, then reacts to the next change', async () => {
     const { root, zk } = await setup('alloc-ha', [shell('a', 8), shell('b', 4)]);
     for (const e of ['e1', 'e2', 'e3']) await executor(root, e);
