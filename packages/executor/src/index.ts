@@ -1,0 +1,2 @@
+/** @orrery/executor: `defineJob` for job modules, and the executor (embeddable). */
+export * from './define-job.js';

@@ -1,0 +1,54 @@
+/**
+ * The child process that runs Node jobs for the executor's pool, one run at a time. It speaks a
+ * small typed protocol over the IPC channel (see node-protocol.ts); its stdout and stderr are the
+ * current run's log.
+ */
+import { pathToFileURL } from 'node:url';
+import { format } from 'node:util';
+import type { ParentMessage, WorkerMessage } from './node-protocol.js';
+
+let controller: AbortController | undefined;
+let owner = true;
+
+const send = (message: WorkerMessage): void => {
+  process.send?.(message);
+};
+
+process.on('message', (raw: ParentMessage) => {
+  if (raw.type === 'abort') {
+    controller?.abort(new Error(raw.reason));
+    return;
+  }
+  if (raw.type === 'ownership') {
+    owner = raw.owner;
+    return;
+  }
+  if (raw.type !== 'run') return;
+  controller = new AbortController();
+  owner = true;
+  const signal = controller.signal;
+  void (async () => {
+    try {
+      const mod = (await import(pathToFileURL(raw.module).href)) as { default?: { run?: (ctx: unknown) => unknown } };
+      const job = mod.default;
+      if (!job || typeof job.run !== 'function') throw new Error(`${raw.module} has no default export made by defineJob`);
+      const ctx = {
+        ...raw.context,
+        signal,
+        log: (...args: unknown[]) => { process.stdout.write(format(...args) + '\n'); },
+        isOwner: () => owner,
+      };
+      const result = (await job.run(ctx)) as { message?: unknown } | undefined;
+      const message = result && typeof result.message === 'string' ? result.message : '';
+      send({ type: 'done', runId: raw.runId, ok: true, message });
+    } catch (error) {
+      const e = error instanceof Error ? error : new Error(String(error));
+      process.stderr.write(`${e.stack ?? e.message}\n`);
+      send({ type: 'done', runId: raw.runId, ok: false, message: e.message });
+    }
+  })();
+});
+
+send({ type: 'ready' });
+// The IPC channel keeps this process alive; when the executor goes, so does it.
+process.on('disconnect', () => process.exit(0));

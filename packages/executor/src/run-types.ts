@@ -1,0 +1,40 @@
+/** What both runners (shell and Node) take and give. */
+import type { RunStatus } from '@orrery/core';
+
+/** Where a run's output goes and how long it may take. */
+export interface RunIo {
+  /** Full stdout and stderr are appended to these files. */
+  stdoutPath: string;
+  stderrPath: string;
+  /** 0: no timeout. */
+  timeoutMs: number;
+  /** Between SIGTERM and SIGKILL on timeout or stop, in ms. */
+  killGraceMs: number;
+}
+
+/** How a run ended. */
+export interface RunResult {
+  status: RunStatus;
+  exitCode: number | null;
+  /** The signal that ended the process, if any. */
+  signal: string | null;
+  message: string;
+  stdoutTail: string;
+  stderrTail: string;
+  startedAt: number;
+  endedAt: number;
+}
+
+/** Why a run is stopped from outside. */
+export type StopReason = 'stop' | 'replace' | 'fence' | 'shutdown';
+
+/** A run in progress. */
+export interface RunHandle {
+  /** The process (group leader) running it. */
+  readonly pid: number;
+  readonly done: Promise<RunResult>;
+  /** Stops the run: SIGTERM to its process group, SIGKILL after the grace. Outcome `aborted`. */
+  stop(reason: StopReason): void;
+  /** Tells the run whether this executor still owns it (Node jobs see it in `ctx.isOwner()`). */
+  setOwner(owner: boolean): void;
+}

@@ -1,0 +1,115 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '@orrery/core/testing';
+import { runShell } from './shell-runner.js';
+import { createNodePool } from './node-pool.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'orrery-runners-'));
+let n = 0;
+const io = (timeoutMs = 0) => {
+  n += 1;
+  return { stdoutPath: join(dir, `${n}.out`), stderrPath: join(dir, `${n}.err`), timeoutMs, killGraceMs: 500 };
+};
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const fixture = (name: string): string => fileURLToPath(new URL(`../test/fixtures/jobs/${name}`, import.meta.url));
+
+describe('shell runner', () => {
+  it('runs /bin/sh -c with the env contract, never splicing parameters into the command', async () => {
+    const spec = io();
+    const run = runShell({
+      ...spec,
+      command: 'echo "item=$ORRERY_SHARD_ITEM param=$ORRERY_SHARD_PARAM"; echo oops >&2; printf \'{"message":"hi %s"}\' "$ORRERY_JOB" > "$ORRERY_RESULT_FILE"',
+      env: { ORRERY_SHARD_ITEM: '3', ORRERY_SHARD_PARAM: '$(touch /tmp/orrery-pwned); `id`', ORRERY_JOB: 'backup' },
+      resultFile: join(dir, 'r1.json'),
+    });
+    const result = await run.done;
+    expect(result).toMatchObject({ status: 'succeeded', exitCode: 0, message: 'hi backup' });
+    expect(result.stdoutTail).toBe('item=3 param=$(touch /tmp/orrery-pwned); `id`\n');
+    expect(result.stderrTail).toBe('oops\n');
+    expect(readFileSync(spec.stdoutPath, 'utf8')).toBe(result.stdoutTail);
+    expect(existsSync('/tmp/orrery-pwned')).toBe(false);
+  });
+
+  it('reports a failure with its exit code, and keeps only the last 4 KB in the tail', async () => {
+    const spec = io();
+    const result = await runShell({ ...spec, command: 'for i in $(seq 1 2000); do echo "line $i"; done; exit 3', env: {}, resultFile: join(dir, 'r2.json') }).done;
+    expect(result).toMatchObject({ status: 'failed', exitCode: 3, message: 'exit code 3' });
+    expect(result.stdoutTail.length).toBeLessThanOrEqual(4096);
+    expect(result.stdoutTail.endsWith('line 2000\n')).toBe(true);
+    expect(readFileSync(spec.stdoutPath, 'utf8')).toContain('line 1\n');
+  });
+
+  it('kills the whole process tree on timeout, grandchildren included', async () => {
+    const pidFile = join(dir, 'grandchild.pid');
+    const result = await runShell({ ...io(800), command: `sh -c 'sleep 60 & echo $! > ${pidFile}; wait'`, env: {}, resultFile: join(dir, 'r3.json') }).done;
+    expect(result.status).toBe('timed-out');
+    expect(result.message).toBe('timed out after 0.8 s');
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    await eventually(() => expect(alive(grandchild)).toBe(false), { timeoutMs: 5000 });
+  });
+
+  it('escalates to SIGKILL for a script that ignores SIGTERM, and stop() ends as aborted', async () => {
+    const t0 = Date.now();
+    const run = runShell({ ...io(), command: "trap '' TERM; sleep 30", env: {}, resultFile: join(dir, 'r4.json') });
+    setTimeout(() => run.stop('stop'), 200);
+    const result = await run.done;
+    expect(result.status).toBe('aborted');
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(alive(run.pid)).toBe(false);
+  });
+});
+
+describe('node job pool', () => {
+  const pool = createNodePool({ min: 1, max: 2 });
+  afterAll(() => pool.close());
+
+  it('runs a defineJob module in a child process with its context', async () => {
+    const spec = io();
+    const result = await pool.run({
+      ...spec, runId: 'r-1', module: fixture('echo-context.ts'),
+      context: { namespace: 'ns', job: 'j', shardItem: 1, shardTotal: 4, shardParam: 'b', jobParam: 'x', fireTime: 123, runId: 'r-1', fencingToken: 99, attempt: 1 },
+    }).done;
+    expect(result).toMatchObject({ status: 'succeeded', message: 'done ns/j#1 fire=123 token=99 owner=true' });
+    expect(result.stdoutTail).toBe('item 1 of 4 param b job x\n');
+  });
+
+  it('reports a thrown error as failed, with the stack in stderr (plain .js modules work too)', async () => {
+    const result = await pool.run({ ...io(), runId: 'r-2', module: fixture('fails.js'), context: {} }).done;
+    expect(result).toMatchObject({ status: 'failed', message: 'boom from fails.js' });
+    expect(result.stderrTail).toContain('Error: boom from fails.js');
+  });
+
+  it('kills a job that ignores ctx.signal at its timeout, and the pool stays healthy', async () => {
+    const t0 = Date.now();
+    const run = pool.run({ ...io(1000), runId: 'r-3', module: fixture('ignores-signal.ts'), context: {} });
+    await eventually(() => expect(run.pid).toBeGreaterThan(0));
+    const pid = run.pid;
+    const result = await run.done;
+    expect(result.status).toBe('timed-out');
+    expect(Date.now() - t0).toBeLessThan(5000);
+    await eventually(() => expect(alive(pid)).toBe(false));
+    const next = await pool.run({ ...io(), runId: 'r-4', module: fixture('echo-context.ts'), context: { shardItem: 0 } }).done;
+    expect(next.status).toBe('succeeded');
+  });
+
+  it('stops a cooperative job through ctx.signal (aborted), and queues runs beyond max', async () => {
+    const a = pool.run({ ...io(), runId: 'r-5', module: fixture('sleeps.ts'), context: { jobParam: '5000' } });
+    const b = pool.run({ ...io(), runId: 'r-6', module: fixture('sleeps.ts'), context: { jobParam: '300' } });
+    const c = pool.run({ ...io(), runId: 'r-7', module: fixture('sleeps.ts'), context: { jobParam: '100' } });
+    expect(pool.size).toBeLessThanOrEqual(2);
+    setTimeout(() => a.stop('stop'), 200);
+    expect((await a.done).status).toBe('aborted');
+    expect((await b.done).status).toBe('succeeded');
+    expect((await c.done).status).toBe('succeeded');
+  });
+});

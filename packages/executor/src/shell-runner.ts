@@ -1,0 +1,103 @@
+/**
+ * Runs a shell job: `/bin/sh -c command` in its own process group, with the job contract's env vars
+ * (parameters are never spliced into the command string). Timeout or stop: SIGTERM to the whole
+ * group, SIGKILL after the grace — grandchildren die too. When the shell exits, whatever it left
+ * running in its group is killed as well (a run ends with its process; use `setsid` to escape).
+ * Exit 0 = succeeded. A script may write `{"message": "..."}` to `$ORRERY_RESULT_FILE`.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, readFileSync, rmSync } from 'node:fs';
+import { createOutputTail } from './output-tail.js';
+import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
+
+/** What a shell run needs. */
+export interface ShellRunSpec extends RunIo {
+  command: string;
+  /** The ORRERY_* variables (added to the executor's own environment). */
+  env: Record<string, string>;
+  /** Path of the result file (also given as ORRERY_RESULT_FILE). */
+  resultFile: string;
+  cwd?: string;
+  /** Called with the process group id as soon as it exists (orphan records). */
+  onSpawn?: (pgid: number) => void;
+}
+
+const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // the group is gone
+  }
+};
+
+/** Starts a shell run. */
+export function runShell(spec: ShellRunSpec): RunHandle {
+  const startedAt = Date.now();
+  const child = spawn('/bin/sh', ['-c', spec.command], {
+    detached: true, // a new process group, led by the shell
+    cwd: spec.cwd,
+    env: { ...process.env, ...spec.env, ORRERY_RESULT_FILE: spec.resultFile },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pgid = child.pid ?? 0;
+  if (pgid) spec.onSpawn?.(pgid);
+  const stdoutTail = createOutputTail();
+  const stderrTail = createOutputTail();
+  const stdoutFile = createWriteStream(spec.stdoutPath, { flags: 'a' });
+  const stderrFile = createWriteStream(spec.stderrPath, { flags: 'a' });
+  child.stdout!.on('data', (c: Buffer) => { stdoutTail.push(c); stdoutFile.write(c); });
+  child.stderr!.on('data', (c: Buffer) => { stderrTail.push(c); stderrFile.write(c); });
+
+  let ended: 'timed-out' | StopReason | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const terminate = (why: 'timed-out' | StopReason): void => {
+    if (ended || !pgid) return;
+    ended = why;
+    killGroup(pgid, 'SIGTERM');
+    killTimer = setTimeout(() => killGroup(pgid, 'SIGKILL'), spec.killGraceMs);
+  };
+  const timeout = spec.timeoutMs > 0 ? setTimeout(() => terminate('timed-out'), spec.timeoutMs) : undefined;
+
+  const done = new Promise<RunResult>((resolve) => {
+    let finished = false;
+    const finish = (exitCode: number | null, signal: string | null, spawnError?: Error): void => {
+      if (finished) return;
+      finished = true;
+      if (timeout) clearTimeout(timeout);
+      if (killTimer) clearTimeout(killTimer);
+      // Whatever the run left in its group dies with it.
+      if (pgid) killGroup(pgid, 'SIGKILL');
+      // Background processes may hold the pipes open: give the output a moment, then let go.
+      const close = (): void => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        stdoutFile.end();
+        stderrFile.end();
+        let message = '';
+        try {
+          const parsed = JSON.parse(readFileSync(spec.resultFile, 'utf8')) as { message?: unknown };
+          if (typeof parsed.message === 'string') message = parsed.message.slice(0, 4096);
+        } catch {
+          // no result file, or not JSON: no message
+        }
+        rmSync(spec.resultFile, { force: true });
+        if (spawnError) message = `could not start /bin/sh: ${spawnError.message}`;
+        const status = ended === 'timed-out' ? 'timed-out' : ended ? 'aborted' : exitCode === 0 ? 'succeeded' : 'failed';
+        if (!message && status === 'timed-out') message = `timed out after ${spec.timeoutMs / 1000} s`;
+        if (!message && status === 'aborted') message = `stopped (${ended})`;
+        if (!message && status === 'failed') message = signal ? `killed by ${signal}` : `exit code ${exitCode}`;
+        resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.text(), stderrTail: stderrTail.text(), startedAt, endedAt: Date.now() });
+      };
+      setTimeout(close, 50);
+    };
+    child.once('error', (error) => finish(null, null, error));
+    child.once('exit', (code, signal) => finish(code, signal));
+  });
+
+  return {
+    pid: pgid,
+    done,
+    stop: (reason) => terminate(reason),
+    setOwner: () => undefined,
+  };
+}
