@@ -1,0 +1,136 @@
+/**
+ * Run history and logs on the executor's disk (`--data-dir`): one JSON record and two log files per
+ * run, kept by age and by total size. ZooKeeper holds only each shard's last outcome.
+ *
+ * Layout: `<dataDir>/runs/<job>/<runId>.json`, `<runId>.stdout.log`, `<runId>.stderr.log`.
+ * Run ids start with the start time in base 36 (sortable).
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ShardOutcome } from '@orrery/core';
+
+/** A run record. */
+export interface RunRecord extends ShardOutcome {
+  job: string;
+  item: number;
+  trigger: 'cron' | 'run-now' | 'retry' | 'downstream' | 'misfire';
+  /** False when the completion found the claim taken over (a stale run: nothing recorded in ZooKeeper). */
+  recorded: boolean;
+}
+
+export interface HistoryOptions {
+  dataDir: string;
+  /** Default 7 days. */
+  maxAgeMs?: number;
+  /** Default 1 GiB. */
+  maxBytes?: number;
+}
+
+export interface History {
+  readonly dir: string;
+  /** Paths of a run's log files (created as needed). */
+  logPaths(job: string, runId: string): { stdout: string; stderr: string };
+  save(record: RunRecord): void;
+  /** Newest first. */
+  list(job: string, limit?: number): RunRecord[];
+  get(runId: string): { record: RunRecord; job: string } | undefined;
+  /** The path of a run's log, if the run exists. */
+  logPath(runId: string, stream: 'stdout' | 'stderr'): string | undefined;
+  /** Applies retention; resolves the number of runs removed. */
+  prune(now?: number): number;
+}
+
+const RUN_ID = /^[0-9a-z]+-[0-9a-z-]+$/;
+
+export function createHistory(options: HistoryOptions): History {
+  const dir = join(options.dataDir, 'runs');
+  const maxAgeMs = options.maxAgeMs ?? 7 * 86_400_000;
+  const maxBytes = options.maxBytes ?? 1024 ** 3;
+  mkdirSync(dir, { recursive: true });
+  const jobDir = (job: string): string => {
+    const d = join(dir, job);
+    mkdirSync(d, { recursive: true });
+    return d;
+  };
+  const findJob = (runId: string): string | undefined => {
+    if (!RUN_ID.test(runId)) return undefined;
+    for (const job of readdirSync(dir)) {
+      try {
+        statSync(join(dir, job, `${runId}.json`));
+        return job;
+      } catch {
+        // not this job
+      }
+    }
+    return undefined;
+  };
+  return {
+    dir,
+    logPaths(job, runId) {
+      const d = jobDir(job);
+      return { stdout: join(d, `${runId}.stdout.log`), stderr: join(d, `${runId}.stderr.log`) };
+    },
+    save(record) {
+      const d = jobDir(record.job);
+      const tmp = join(d, `.${record.runId}.json.tmp`);
+      writeFileSync(tmp, JSON.stringify(record));
+      renameSync(tmp, join(d, `${record.runId}.json`));
+    },
+    list(job, limit = 100) {
+      let names: string[];
+      try {
+        names = readdirSync(join(dir, job)).filter((f) => f.endsWith('.json') && !f.startsWith('.'));
+      } catch {
+        return [];
+      }
+      names.sort().reverse();
+      const out: RunRecord[] = [];
+      for (const name of names.slice(0, limit)) {
+        try {
+          out.push(JSON.parse(readFileSync(join(dir, job, name), 'utf8')) as RunRecord);
+        } catch {
+          // a record being pruned
+        }
+      }
+      return out.sort((a, b) => b.startedAt - a.startedAt || (a.runId < b.runId ? 1 : -1));
+    },
+    get(runId) {
+      const job = findJob(runId);
+      if (!job) return undefined;
+      return { job, record: JSON.parse(readFileSync(join(dir, job, `${runId}.json`), 'utf8')) as RunRecord };
+    },
+    logPath(runId, stream) {
+      const job = findJob(runId);
+      return job ? join(dir, job, `${runId}.${stream}.log`) : undefined;
+    },
+    prune(now = Date.now()) {
+      const runs: Array<{ job: string; runId: string; startedAt: number; bytes: number }> = [];
+      for (const job of readdirSync(dir)) {
+        const files = readdirSync(join(dir, job));
+        const sizes = new Map<string, number>();
+        for (const f of files) {
+          const runId = f.replace(/\.(json|stdout\.log|stderr\.log)$/, '');
+          try {
+            sizes.set(runId, (sizes.get(runId) ?? 0) + statSync(join(dir, job, f)).size);
+          } catch {
+            // gone
+          }
+        }
+        for (const [runId, bytes] of sizes) {
+          const startedAt = parseInt(runId.split('-')[0] ?? '', 36);
+          if (Number.isFinite(startedAt)) runs.push({ job, runId, startedAt, bytes });
+        }
+      }
+      runs.sort((a, b) => a.startedAt - b.startedAt);
+      let total = runs.reduce((s, r) => s + r.bytes, 0);
+      let removed = 0;
+      for (const r of runs) {
+        if (now - r.startedAt <= maxAgeMs && total <= maxBytes) break;
+        for (const suffix of ['.json', '.stdout.log', '.stderr.log']) rmSync(join(dir, r.job, `${r.runId}${suffix}`), { force: true });
+        total -= r.bytes;
+        removed += 1;
+      }
+      return removed;
+    },
+  };
+}
