@@ -1,2 +1,5 @@
 /** @orrery/executor: `defineJob` for job modules, and the executor (embeddable). */
 export * from './define-job.js';
+export { createExecutor, type Executor, type ExecutorOptions } from './executor.js';
+export type { ExecutorEvents } from './executor-events.js';
+export type { RunRecord } from './history.js';

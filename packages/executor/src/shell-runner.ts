@@ -45,6 +45,10 @@ export function runShell(spec: ShellRunSpec): RunHandle {
   const stderrTail = createOutputTail();
   const stdoutFile = createWriteStream(spec.stdoutPath, { flags: 'a' });
   const stderrFile = createWriteStream(spec.stderrPath, { flags: 'a' });
+  let outEnded = false;
+  let errEnded = false;
+  child.stdout!.once('end', () => { outEnded = true; });
+  child.stderr!.once('end', () => { errEnded = true; });
   child.stdout!.on('data', (c: Buffer) => { stdoutTail.push(c); stdoutFile.write(c); });
   child.stderr!.on('data', (c: Buffer) => { stderrTail.push(c); stderrFile.write(c); });
 
@@ -68,7 +72,10 @@ export function runShell(spec: ShellRunSpec): RunHandle {
       // Whatever the run left in its group dies with it.
       if (pgid) killGroup(pgid, 'SIGKILL');
       // Background processes may hold the pipes open: give the output a moment, then let go.
+      let closedOnce = false;
       const close = (): void => {
+        if (closedOnce) return;
+        closedOnce = true;
         child.stdout?.destroy();
         child.stderr?.destroy();
         stdoutFile.end();
@@ -88,7 +95,14 @@ export function runShell(spec: ShellRunSpec): RunHandle {
         if (!message && status === 'failed') message = signal ? `killed by ${signal}` : `exit code ${exitCode}`;
         resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.text(), stderrTail: stderrTail.text(), startedAt, endedAt: Date.now() });
       };
-      setTimeout(close, 50);
+      // Usually both pipes have ended by now; a background process holding them gets 50 ms.
+      if (outEnded && errEnded) close();
+      else {
+        const t = setTimeout(close, 50);
+        const check = (): void => { if (outEnded && errEnded) { clearTimeout(t); close(); } };
+        child.stdout?.once('end', check);
+        child.stderr?.once('end', check);
+      }
     };
     child.once('error', (error) => finish(null, null, error));
     child.once('exit', (code, signal) => finish(code, signal));

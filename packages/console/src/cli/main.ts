@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { OrreryError, createZkClient, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
-import { applyPlan, deleteJob, listJobs, planJobs, readJob, setJobEnabled, validateJobDocument } from '../store/jobs.js';
+import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument } from '../store/jobs.js';
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
 import { formatTable, formatValue } from './format.js';
 
@@ -30,6 +30,8 @@ Jobs (need -n NAMESPACE):
   orrery -n NS get jobs|job NAME|executors|assignment [-o json|table]
   orrery -n NS enable|disable JOB
   orrery -n NS delete JOB [--force]
+  orrery -n NS run JOB [--items 0,2] [--param X]   run now (the owners act within a second)
+  orrery -n NS stop JOB [--items 0,2]              stop runs in progress
 
 Executors and sharding (need -n NAMESPACE):
   orrery -n NS drain|undrain EXECUTOR        stop / resume giving the executor shards (noTraffic)
@@ -57,6 +59,8 @@ const OPTIONS = {
   force: { type: 'boolean' },
   description: { type: 'string' },
   webhook: { type: 'string' },
+  items: { type: 'string' },
+  param: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -256,6 +260,27 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
       const namespace = need(values.namespace, '-n NAMESPACE');
       await deleteJob(await connect(), namespace, sub!, { force: values.force === true });
       print(`job '${sub}' deleted`);
+      return;
+    }
+
+    case 'run':
+    case 'stop': {
+      arity(positionals, 2, `-n NS ${command} JOB [--items 0,2]${command === 'run' ? ' [--param X]' : ''}`);
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      let items: number[] | undefined;
+      if (values.items !== undefined) {
+        items = values.items.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+        if (items.length === 0 || items.some((i) => !Number.isInteger(i))) throw new UsageError(`--items must be a comma-separated list of item numbers (got '${values.items}')`);
+      }
+      if (command === 'stop' && values.param !== undefined) throw new UsageError('--param goes with run, not stop');
+      const zk = await connect();
+      if (command === 'run') {
+        const { executors } = await runJobNow(zk, namespace, sub!, { ...(items ? { items } : {}), ...(values.param !== undefined ? { param: values.param } : {}) });
+        print(`run of job '${sub}' requested (executors: ${executors.join(', ')})`);
+      } else {
+        await stopJob(zk, namespace, sub!, items ? { items } : {});
+        print(`stop of job '${sub}' requested`);
+      }
       return;
     }
 

@@ -14,6 +14,7 @@ import {
   readJson,
   validationError,
   assertJobName,
+  checkAssignment,
   type JobConfig,
   type ValidationIssue,
   type ZkClient,
@@ -172,4 +173,56 @@ export async function deleteJob(zk: ZkClient, namespace: string, name: string, o
 
 function notFound(namespace: string, name: string): OrreryError {
   return new OrreryError('not-found', `job '${name}' does not exist in namespace '${namespace}'`, { details: { namespace, job: name } });
+}
+
+/** Options of run-now and stop. */
+export interface JobCommandOptions {
+  /** Only these items (default: all). */
+  items?: number[];
+  /** Run-now only: overrides the job parameter for these runs. */
+  param?: string;
+}
+
+/**
+ * Asks the owners of a job's shards to run them now (one command node; owners act within a second).
+ * Fails with a clear error when the job is disabled or no online executor owns the items.
+ */
+export async function runJobNow(zk: ZkClient, namespace: string, name: string, options: JobCommandOptions = {}): Promise<{ executors: string[] }> {
+  const stored = await readJob(zk, namespace, name);
+  if (!stored) throw notFound(namespace, name);
+  const c = stored.config;
+  if (!c.enabled) throw new OrreryError('conflict', `job '${name}' is disabled; enable it first (orrery -n ${namespace} enable ${name})`);
+  const items = checkItems(options.items, c);
+  const assignment = await readJson(zk, paths.jobAssignment(namespace, name), checkAssignment);
+  const owners = Object.entries(assignment?.value.items ?? {}).filter(([, list]) => !items || list.some((i) => items.includes(i))).map(([e]) => e);
+  const online: string[] = [];
+  for (const e of owners) if (await zk.exists(paths.executorPresence(namespace, e))) online.push(e);
+  if (online.length === 0) {
+    const unassigned = assignment?.value.unassigned.map((u) => `${u.item} (${u.reason})`).join(', ');
+    throw new OrreryError('conflict', `job '${name}' has no online executor to run it${unassigned ? `: unassigned ${unassigned}` : ''}`, { details: { job: name } });
+  }
+  await createCommand(zk, namespace, name, { kind: 'run', ...(items ? { items } : {}), ...(options.param !== undefined ? { param: options.param } : {}), requestedAt: Date.now() });
+  return { executors: online };
+}
+
+/** Asks the owners of a job's shards to stop their runs in progress (outcome `aborted`). */
+export async function stopJob(zk: ZkClient, namespace: string, name: string, options: JobCommandOptions = {}): Promise<void> {
+  const stored = await readJob(zk, namespace, name);
+  if (!stored) throw notFound(namespace, name);
+  const items = checkItems(options.items, stored.config);
+  await createCommand(zk, namespace, name, { kind: 'stop', ...(items ? { items } : {}), requestedAt: Date.now() });
+}
+
+function checkItems(items: number[] | undefined, c: JobConfig): number[] | undefined {
+  if (!items) return undefined;
+  const bad = items.filter((i) => !Number.isInteger(i) || i < 0 || (!c.localMode && i >= c.shardingTotalCount));
+  if (bad.length > 0) {
+    throw validationError([{ field: 'items', rule: 'item-range', message: `items: ${bad.join(', ')} not in 0..${c.shardingTotalCount - 1}` }], 'items');
+  }
+  return items;
+}
+
+async function createCommand(zk: ZkClient, namespace: string, name: string, command: Record<string, unknown>): Promise<void> {
+  await zk.mkdirp(paths.jobCommands(namespace, name));
+  await zk.create(`${paths.jobCommands(namespace, name)}/cmd-`, encodeJson(command), 'persistent-sequential');
 }

@@ -52,6 +52,8 @@ export const AppliedSchema = Type.Object(
     /** The assignment epoch the job leader made safe to run. */
     epoch: Type.Integer({ minimum: 0 }),
     allocatorEpoch: Type.Number({ minimum: 0, default: 0 }),
+    /** That assignment's executor → items: what the owners run now. */
+    items: Type.Record(Type.String(), Type.Array(Item), { default: {} }),
   },
   { additionalProperties: false },
 );

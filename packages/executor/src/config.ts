@@ -1,0 +1,106 @@
+/**
+ * orrery-executor's configuration: flags over environment over defaults, parsed once, every problem
+ * listed at once, frozen.
+ */
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { NODE_NAME_PATTERN, OrreryError, type ValidationIssue } from '@orrery/core';
+
+export interface ExecutorConfig {
+  zk: string;
+  root: string;
+  namespace: string;
+  name: string;
+  jobsDir: string | undefined;
+  tags: string[];
+  dataDir: string | undefined;
+  httpPort: number | undefined;
+  httpHost: string;
+  advertiseHost: string | undefined;
+  clusterToken: string | undefined;
+  sessionTimeoutMs: number;
+  killGraceMs: number;
+  nodeWorkers: number;
+  logLevel: string;
+}
+
+export const EXECUTOR_USAGE = `Usage: orrery-executor --namespace NS [--zk HOST:PORT[,…]] [--root PATH] [--name NAME] [--jobs DIR]
+                       [--tags a,b] [--http-port N] [--http-host H] [--advertise-host H] [--data-dir DIR]
+                       [--session-timeout SECONDS] [--kill-grace SECONDS] [--node-workers N] [--log-level L]
+
+Runs the shards of its namespace's jobs that the allocator gives it.
+  --namespace        the namespace (env ORRERY_NAMESPACE)
+  --zk               ZooKeeper (env ORRERY_ZK, else 127.0.0.1:2181)
+  --root             Orrery's root in ZooKeeper (env ORRERY_ROOT, else /orrery)
+  --name             this executor's name (env ORRERY_EXECUTOR_NAME, else the host name)
+  --jobs             a folder of Node job modules (defineJob)
+  --tags             tags for preferList entries of the form @tag
+  --http-port        serve /healthz, /metrics and run history on this port (0: any free port)
+  --http-host        bind address (default 0.0.0.0); --advertise-host: host name others use
+  --data-dir         run history and logs (default ~/.local/state/orrery/NS/NAME)
+  --session-timeout  ZooKeeper session timeout in seconds (default 10)
+  --kill-grace       seconds between SIGTERM and SIGKILL on timeout or stop (default 5)
+  --node-workers     at most this many Node job processes at once (default 8)
+  --log-level        trace|debug|info|warn|error (default info)
+The run history endpoint needs ORRERY_CLUSTER_TOKEN (shared by the cluster).
+`;
+
+export function parseExecutorConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ExecutorConfig {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: {
+        namespace: { type: 'string', short: 'n' }, zk: { type: 'string' }, root: { type: 'string' }, name: { type: 'string' },
+        jobs: { type: 'string' }, tags: { type: 'string' }, 'http-port': { type: 'string' }, 'http-host': { type: 'string' },
+        'advertise-host': { type: 'string' }, 'data-dir': { type: 'string' }, 'session-timeout': { type: 'string' },
+        'kill-grace': { type: 'string' }, 'node-workers': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new OrreryError('usage', (error as Error).message);
+  }
+  if (values.help) throw new OrreryError('usage', 'help');
+  const issues: ValidationIssue[] = [];
+  const int = (field: string, raw: string | undefined, min: number, max: number, fallback: number): number => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      issues.push({ field, rule: 'range', message: `${field}: must be an integer from ${min} to ${max} (got '${raw}')` });
+      return fallback;
+    }
+    return n;
+  };
+  const namespace = values.namespace ?? env.ORRERY_NAMESPACE ?? '';
+  if (!namespace) issues.push({ field: '--namespace', rule: 'required', message: '--namespace: required (or env ORRERY_NAMESPACE)' });
+  else if (!NODE_NAME_PATTERN.test(namespace)) issues.push({ field: '--namespace', rule: 'pattern', message: `--namespace: '${namespace}' must match ${NODE_NAME_PATTERN.source}` });
+  const name = values.name ?? env.ORRERY_EXECUTOR_NAME ?? hostname();
+  if (!NODE_NAME_PATTERN.test(name)) issues.push({ field: '--name', rule: 'pattern', message: `--name: '${name}' must match ${NODE_NAME_PATTERN.source}` });
+  const tags = (values.tags ?? '').split(',').map((t) => t.trim()).filter(Boolean);
+  for (const t of tags) if (!/^[A-Za-z0-9_.-]{1,64}$/.test(t)) issues.push({ field: '--tags', rule: 'pattern', message: `--tags: '${t}' must match [A-Za-z0-9_.-]{1,64}` });
+  const httpPort = values['http-port'] === undefined ? undefined : int('--http-port', values['http-port'], 0, 65535, 0);
+  const sessionTimeout = int('--session-timeout', values['session-timeout'], 1, 120, 10);
+  const killGrace = int('--kill-grace', values['kill-grace'], 0, 600, 5);
+  const nodeWorkers = int('--node-workers', values['node-workers'], 1, 256, 8);
+  const logLevel = values['log-level'] ?? 'info';
+  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) issues.push({ field: '--log-level', rule: 'one-of', message: `--log-level: must be trace, debug, info, warn or error (got '${logLevel}')` });
+  if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
+  return Object.freeze({
+    zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',
+    root: values.root ?? env.ORRERY_ROOT ?? '/orrery',
+    namespace,
+    name,
+    jobsDir: values.jobs,
+    tags,
+    dataDir: values['data-dir'],
+    httpPort,
+    httpHost: values['http-host'] ?? '0.0.0.0',
+    advertiseHost: values['advertise-host'],
+    clusterToken: env.ORRERY_CLUSTER_TOKEN || undefined,
+    sessionTimeoutMs: sessionTimeout * 1000,
+    killGraceMs: killGrace * 1000,
+    nodeWorkers,
+    logLevel,
+  });
+}

@@ -1,0 +1,286 @@
+/**
+ * `createExecutor(options)`: an Orrery executor, as the `orrery-executor` process runs it or as a
+ * TypeScript service embeds it.
+ *
+ * Joining: an ephemeral `presence` node (host, pid, version, start time, tags, the Node handlers of
+ * `--jobs DIR`, HTTP address) that follows the executor across ZooKeeper sessions. A second live
+ * executor with the same name in the namespace is refused with a clear error (a predecessor on the
+ * same host whose process is gone is waited for instead: its session is about to expire).
+ * Then it watches its own assignment summary — and for each job the summary names, that job's
+ * config, `applied` node and commands (see job-runtime.ts) — never a watch or node per job it does
+ * not run. Summaries from an older allocatorEpoch than one already seen are ignored.
+ */
+import { mkdirSync } from 'node:fs';
+import { hostname, homedir } from 'node:os';
+import { join } from 'node:path';
+import {
+  ORRERY_VERSION,
+  OrreryError,
+  checkExecutorAssignment,
+  checkExecutorInfo,
+  createEmitter,
+  createEphemeralNode,
+  createMetrics,
+  createZkClient,
+  decodeJson,
+  paths,
+  readJson,
+  silentLogger,
+  toError,
+  type EphemeralNode,
+  type ExecutorInfo,
+  type Logger,
+  type Metrics,
+  type Subscribable,
+  type ZkClient,
+} from '@orrery/core';
+import type { ExecutorEvents } from './executor-events.js';
+import { createExecutorMetrics } from './executor-metrics.js';
+import { createHistory, type History } from './history.js';
+import { startExecutorHttp, type ExecutorHttp } from './http-api.js';
+import { loadJobModules, type JobModules } from './job-modules.js';
+import { createJobRuntime, type JobRuntime } from './job-runtime.js';
+import { createNodePool, type NodePool } from './node-pool.js';
+import { createRunAlarms } from './run-alarms.js';
+
+/** Options of {@link createExecutor}. */
+export interface ExecutorOptions {
+  /** ZooKeeper `host:port[,…]`. */
+  connect: string;
+  /** Default `/orrery`. */
+  root?: string;
+  /** Default 10 000. */
+  sessionTimeoutMs?: number;
+  namespace: string;
+  /** Default: the host name. */
+  name?: string;
+  /** Folder of Node job modules. */
+  jobsDir?: string;
+  tags?: string[];
+  /** Run history and logs. Default `~/.local/state/orrery/<namespace>/<name>`. */
+  dataDir?: string;
+  /** Serve /healthz, /metrics and the run history on this port (0: any free port). */
+  httpPort?: number;
+  /** Default `0.0.0.0`. */
+  httpHost?: string;
+  /** Host name put in `httpUrl`. Default: the host name. */
+  advertiseHost?: string;
+  /** Authenticates the run-history endpoint. */
+  clusterToken?: string;
+  /** Between SIGTERM and SIGKILL on a timeout or stop, in ms. Default 5000. */
+  killGraceMs?: number;
+  /** Node job worker processes. Default `{min: 1, max: 8}`. */
+  nodeWorkers?: { min?: number; max?: number };
+  /** History retention. Defaults: 7 days, 1 GiB. */
+  historyMaxAgeMs?: number;
+  historyMaxBytes?: number;
+  logger?: Logger;
+  metrics?: Metrics;
+  /** How run alarms are sent (tests). */
+  postAlarm?: (url: string, body: unknown) => Promise<void>;
+}
+
+/** A running executor. */
+export interface Executor extends Subscribable<ExecutorEvents> {
+  readonly name: string;
+  readonly namespace: string;
+  readonly zk: ZkClient;
+  readonly history: History;
+  /** The HTTP endpoint's port, once started (if any). */
+  readonly httpPort: number | undefined;
+  /** Jobs this executor is assigned now. */
+  jobs(): string[];
+  start(): Promise<void>;
+  /** Stops: leaves its jobs, stops runs in progress, removes its presence. Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const isPidAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export function createExecutor(options: ExecutorOptions): Executor {
+  const name = options.name ?? hostname();
+  const namespace = options.namespace;
+  const logger = (options.logger ?? silentLogger()).child({ namespace, executor: name });
+  const registry = options.metrics ?? createMetrics();
+  const metrics = createExecutorMetrics(registry);
+  const emitter = createEmitter<ExecutorEvents>((e) => logger.error({ err: e }, 'event listener failed'));
+  const zk = createZkClient({ connect: options.connect, root: options.root ?? '/orrery', sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: 60_000 });
+  const dataDir = options.dataDir ?? join(homedir(), '.local', 'state', 'orrery', namespace, name);
+  const tmpDir = join(dataDir, 'tmp');
+  const history = createHistory({ dataDir, maxAgeMs: options.historyMaxAgeMs, maxBytes: options.historyMaxBytes });
+  const runtimes = new Map<string, JobRuntime>();
+  let modules: JobModules = new Map();
+  let nodePool: NodePool | undefined;
+  let presence: EphemeralNode | undefined;
+  let http: ExecutorHttp | undefined;
+  let maxAllocatorEpoch = 0;
+  let closed = false;
+  let started = false;
+  let pruneTimer: NodeJS.Timeout | undefined;
+  const offs: Array<() => void> = [];
+  const alarms = createRunAlarms({
+    zk, namespace, executor: name, logger,
+    ...(options.postAlarm ? { post: options.postAlarm } : {}),
+    onSent: (job, kind) => {
+      metrics.alarms.inc({ kind });
+      emitter.emit('alarm:sent', { job, kind });
+    },
+  });
+
+  async function isAlive(executor: string, session: string): Promise<boolean> {
+    const stat = await zk.exists(paths.executorPresence(namespace, executor));
+    return stat !== null && stat.ephemeralOwner === session;
+  }
+
+  function runtimeFor(job: string): JobRuntime {
+    let r = runtimes.get(job);
+    if (!r) {
+      r = createJobRuntime({
+        zk, namespace, executor: name, logger, emitter, metrics, history, nodePool: nodePool!, modules,
+        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive,
+      }, job);
+      runtimes.set(job, r);
+      metrics.jobs.set(runtimes.size);
+    }
+    return r;
+  }
+
+  async function watchSummary(): Promise<void> {
+    if (closed) return;
+    const path = paths.executorAssignment(namespace, name);
+    try {
+      const stat = await zk.exists(path, () => void watchSummary());
+      const read = stat ? await readJson(zk, path, checkExecutorAssignment) : undefined;
+      if (read && read.value.allocatorEpoch < maxAllocatorEpoch) {
+        logger.warn({ theirs: read.value.allocatorEpoch, seen: maxAllocatorEpoch }, 'ignoring a summary from a deposed allocator');
+        return;
+      }
+      if (read) maxAllocatorEpoch = read.value.allocatorEpoch;
+      const jobs = read?.value.jobs ?? {};
+      for (const [job, { items }] of Object.entries(jobs)) runtimeFor(job).setSummaryItems(items);
+      for (const [job, runtime] of runtimes) {
+        if (jobs[job]) continue;
+        runtime.setSummaryItems([]);
+        runtimes.delete(job);
+        metrics.jobs.set(runtimes.size);
+        void runtime.close();
+      }
+    } catch (error) {
+      const code = (error as OrreryError).code;
+      if (code === 'bad-data') logger.error({ err: toError(error) }, 'the assignment summary is invalid; keeping the last one');
+      else if (!(error as OrreryError).retryable) emitter.emit('error', toError(error));
+    }
+  }
+
+  async function watchPresences(): Promise<void> {
+    if (closed) return;
+    try {
+      await zk.getChildren(paths.executors(namespace), () => {
+        for (const r of runtimes.values()) r.onPresenceChange();
+        void watchPresences();
+      });
+    } catch (error) {
+      if (!(error as OrreryError).retryable) emitter.emit('error', toError(error));
+    }
+  }
+
+  /** Refuses a name another live executor uses; waits for a crashed predecessor's session to end. */
+  async function checkName(): Promise<'free' | 'predecessor'> {
+    const path = paths.executorPresence(namespace, name);
+    const read = await zk.get(path).catch(() => undefined);
+    if (!read || read.stat.ephemeralOwner === zk.sessionId) return 'free';
+    const info = checkExecutorInfo(decodeJson(read.data, path));
+    const host = options.advertiseHost ?? hostname();
+    if (info.ok && info.value.host === host && !isPidAlive(info.value.pid)) return 'predecessor';
+    const who = info.ok ? ` (host ${info.value.host}, pid ${info.value.pid}, started ${new Date(info.value.startedAt).toISOString()})` : '';
+    throw new OrreryError('already-exists', `an executor named '${name}' is already online in namespace '${namespace}'${who}; give this one another --name`, {
+      details: { namespace, executor: name },
+    });
+  }
+
+  const executor: Executor = {
+    name,
+    namespace,
+    zk,
+    history,
+    get httpPort() {
+      return http?.port;
+    },
+    on: emitter.on,
+    jobs: () => [...runtimes.keys()].sort(),
+    async start() {
+      if (started) throw new OrreryError('usage', 'this executor was started already');
+      started = true;
+      mkdirSync(tmpDir, { recursive: true });
+      modules = await loadJobModules(options.jobsDir);
+      nodePool = createNodePool({ min: modules.size > 0 ? (options.nodeWorkers?.min ?? 1) : 0, max: options.nodeWorkers?.max ?? 8 });
+      offs.push(zk.on('state', (s) => {
+        metrics.zkConnected.set(s.state === 'CONNECTED' || s.state === 'RECONNECTED' ? 1 : 0);
+        logger.info({ state: s.state, sessionId: s.sessionId, newSession: s.newSession }, 'zookeeper connection state');
+      }));
+      await zk.start();
+      metrics.zkConnected.set(1);
+      if (!(await zk.exists(paths.namespace(namespace)))) {
+        throw new OrreryError('not-found', `namespace '${namespace}' does not exist (create it with: orrery ns create ${namespace})`);
+      }
+      const nameState = await checkName();
+      if (options.httpPort !== undefined) {
+        http = await startExecutorHttp({
+          port: options.httpPort, host: options.httpHost ?? '0.0.0.0', metrics: registry, history, clusterToken: options.clusterToken,
+          health: () => ({ ok: zk.phase === 'connected', zookeeper: zk.phase, executor: name, namespace, jobs: runtimes.size, version: ORRERY_VERSION }),
+        });
+      }
+      const info: ExecutorInfo = {
+        host: options.advertiseHost ?? hostname(),
+        pid: process.pid,
+        version: ORRERY_VERSION,
+        startedAt: Date.now(),
+        handlers: [...modules.keys()].sort(),
+        tags: options.tags ?? [],
+        ...(http ? { httpUrl: `http://${options.advertiseHost ?? hostname()}:${http.port}` } : {}),
+      };
+      await zk.mkdirp(paths.executor(namespace, name));
+      if (nameState === 'predecessor') logger.warn('waiting for the session of this executor\'s previous process to expire');
+      presence = createEphemeralNode(zk, paths.executorPresence(namespace, name), info, { conflict: nameState === 'predecessor' ? 'wait' : 'fail' });
+      await presence.start();
+      offs.push(presence.on('node:created', ({ sessionId }) => emitter.emit('executor:registered', { name, sessionId })));
+      offs.push(zk.on('session', () => {
+        void watchSummary();
+        void watchPresences();
+        for (const r of runtimes.values()) r.rewatch();
+      }));
+      await watchSummary();
+      await watchPresences();
+      history.prune();
+      pruneTimer = setInterval(() => history.prune(), 10 * 60_000);
+      pruneTimer.unref();
+      logger.info({ handlers: info.handlers, tags: info.tags, httpUrl: info.httpUrl }, 'executor registered');
+      emitter.emit('executor:registered', { name, sessionId: zk.sessionId ?? '' });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const off of offs.splice(0)) off();
+      if (pruneTimer) clearInterval(pruneTimer);
+      await Promise.all([...runtimes.values()].map((r) => r.close({ stopRuns: true })));
+      runtimes.clear();
+      await presence?.close();
+      await nodePool?.close();
+      await http?.close();
+      await zk.close();
+      emitter.clear();
+    },
+    [Symbol.asyncDispose]() {
+      return executor.close();
+    },
+  };
+  return executor;
+}

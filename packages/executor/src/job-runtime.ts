@@ -1,0 +1,616 @@
+/**
+ * One job on one executor: everything the executor does for a job its summary names.
+ *
+ * - Watches the job's config (live: cron, parameters, timeout, enable/disable), its `applied` node,
+ *   and its commands (run-now / stop); joins the job's leader latch.
+ * - Runs exactly the **effective items**: those `applied` gives it that its latest summary still
+ *   gives it — so an item it loses stops at once, and an item it gains starts only once the job
+ *   leader has made the move safe.
+ * - One timer per job (not per shard), planned by `planFire` with the misfire policy.
+ * - Each run: claim (one write), run, complete (one write) — see `@orrery/core`'s shard claim.
+ * - As job leader: turns a new `assignment` into `applied` once no item that moves has a run in
+ *   progress on a live executor, releases claims of dead sessions, and prunes old commands.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import {
+  OrreryError,
+  checkApplied,
+  checkAssignment,
+  claimShard,
+  completeShard,
+  createLeaderLatch,
+  createSchedule,
+  decodeJson,
+  encodeJson,
+  parseJobConfig,
+  paths,
+  readJson,
+  readShard,
+  toError,
+  type Applied,
+  type Claim,
+  type Emitter,
+  type JobConfig,
+  type LeaderLatch,
+  type Logger,
+  type Schedule,
+  type ShardOutcome,
+  type ZkClient,
+} from '@orrery/core';
+import type { ExecutorEvents } from './executor-events.js';
+import type { ExecutorMetrics } from './executor-metrics.js';
+import { planFire } from './fire-plan.js';
+import type { History, RunRecord } from './history.js';
+import type { JobModules } from './job-modules.js';
+import type { NodePool } from './node-pool.js';
+import type { RunAlarms } from './run-alarms.js';
+import type { RunHandle, RunResult } from './run-types.js';
+import { runShell } from './shell-runner.js';
+
+/** What a job runtime gets from its executor. */
+export interface RuntimeContext {
+  zk: ZkClient;
+  namespace: string;
+  executor: string;
+  logger: Logger;
+  emitter: Emitter<ExecutorEvents>;
+  metrics: ExecutorMetrics;
+  history: History;
+  nodePool: NodePool;
+  modules: JobModules;
+  killGraceMs: number;
+  tmpDir: string;
+  alarms: RunAlarms;
+  /** True when `executor` is online with ZooKeeper session `session`. */
+  isAlive(executor: string, session: string): Promise<boolean>;
+  /** Records a shell run's process group (orphan cleanup). */
+  trackProcessGroup?(pgid: number, done: Promise<unknown>): void;
+}
+
+interface ActiveRun {
+  runId: string;
+  fireTime: number;
+  handle: RunHandle | undefined;
+  finished: Promise<void>;
+}
+
+type Trigger = RunRecord['trigger'];
+
+/** A command node's data. */
+interface Command {
+  kind: 'run' | 'stop';
+  items?: number[];
+  param?: string;
+  fireTime?: number;
+  requestedAt: number;
+}
+
+const COMMAND_MAX_AGE_MS = 60_000;
+
+export interface JobRuntime {
+  readonly job: string;
+  /** The items the latest summary gives this executor. */
+  setSummaryItems(items: readonly number[]): void;
+  /** Re-sets every watch (after a new ZooKeeper session). */
+  rewatch(): void;
+  /** A presence changed somewhere: a leader re-checks claims of dead sessions. */
+  onPresenceChange(): void;
+  /** Items running now. */
+  readonly running: number;
+  /** Stops firing, leaves the latch; runs in progress are left to finish unless `stopRuns`. */
+  close(options?: { stopRuns?: boolean }): Promise<void>;
+}
+
+export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
+  const { zk, namespace, executor, emitter, metrics } = ctx;
+  const logger = ctx.logger.child({ job });
+  let config: JobConfig | undefined;
+  let schedule: Schedule | undefined;
+  let summaryItems = new Set<number>();
+  let applied: Applied | undefined;
+  let effective = new Set<number>();
+  let handledUntil = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const active = new Map<number, ActiveRun>();
+  const queued = new Map<number, { fireTime: number; trigger: Trigger; attempt: number; param?: string }>();
+  const seenCommands = new Set<string>();
+  const startedAt = Date.now();
+  const latch: LeaderLatch = createLeaderLatch(zk, paths.jobLeader(namespace, job), { id: executor });
+  let leaderBusy: Promise<void> | undefined;
+  let leaderAgain = false;
+  const offs: Array<() => void> = [];
+  let shardsReady = false;
+
+  // ---- watches ------------------------------------------------------------------------------
+
+  const watchConfig = async (): Promise<void> => {
+    if (closed) return;
+    try {
+      const { data } = await zk.get(paths.job(namespace, job), () => void watchConfig());
+      const next = parseJobConfig(decodeJson(data, paths.job(namespace, job)));
+      onConfig(next);
+    } catch (error) {
+      const code = (error as OrreryError).code;
+      if (code === 'no-node') onConfig(undefined);
+      else if (code === 'validation' || code === 'bad-data') logger.error({ err: toError(error) }, 'job config is invalid; keeping the last valid one');
+      else if (!(error as OrreryError).retryable) emitter.emit('error', toError(error));
+    }
+  };
+
+  const watchApplied = async (): Promise<void> => {
+    if (closed) return;
+    try {
+      const stat = await zk.exists(paths.jobApplied(namespace, job), () => void watchApplied());
+      if (!stat) return;
+      const read = await readJson(zk, paths.jobApplied(namespace, job), checkApplied);
+      if (!read) return;
+      const value = read.value;
+      if (applied && value.allocatorEpoch < applied.allocatorEpoch) return; // a deposed allocator's epoch
+      applied = value;
+      recompute();
+    } catch (error) {
+      if (!(error as OrreryError).retryable) {
+        logger.error({ err: toError(error) }, 'cannot read the applied assignment');
+        emitter.emit('error', toError(error));
+      }
+    }
+  };
+
+  const watchCommands = async (): Promise<void> => {
+    if (closed) return;
+    try {
+      await zk.mkdirp(paths.jobCommands(namespace, job));
+      const names = await zk.getChildren(paths.jobCommands(namespace, job), () => void watchCommands());
+      for (const name of names) {
+        if (seenCommands.has(name)) continue;
+        seenCommands.add(name);
+        const read = await readJson<Command>(zk, `${paths.jobCommands(namespace, job)}/${name}`).catch(() => undefined);
+        if (!read) continue;
+        const command = read.value;
+        // Commands from before this runtime started, by more than a moment, are history.
+        if (typeof command.requestedAt !== 'number' || command.requestedAt < startedAt - 5000) continue;
+        onCommand(name, command);
+      }
+      if (latch.isLeader) pruneCommands(names);
+    } catch (error) {
+      if (!(error as OrreryError).retryable) emitter.emit('error', toError(error));
+    }
+  };
+
+  // ---- state changes ------------------------------------------------------------------------
+
+  function onConfig(next: JobConfig | undefined): void {
+    const before = config;
+    config = next;
+    if (!next) {
+      stopTimer();
+      return;
+    }
+    const scheduleChanged = !before || before.cron !== next.cron || before.timeZone !== next.timeZone
+      || before.pausePeriodDate !== next.pausePeriodDate || before.pausePeriodTime !== next.pausePeriodTime || before.enabled !== next.enabled;
+    if (scheduleChanged) {
+      schedule = next.cron ? createSchedule({ cron: next.cron, timeZone: next.timeZone, pausePeriodDate: next.pausePeriodDate, pausePeriodTime: next.pausePeriodTime }) : undefined;
+      // From now on; a first start looks back over the misfire threshold (a restart or a new shard).
+      handledUntil = before ? Date.now() : Date.now() - (next.misfire.policy === 'fire-once' ? next.misfire.thresholdSeconds * 1000 : 0);
+      if (before) logger.info({ cron: next.cron, enabled: next.enabled }, 'job schedule changed');
+    }
+    tick();
+  }
+
+  function recompute(): void {
+    const mine = new Set(applied?.items[executor] ?? []);
+    const next = new Set([...mine].filter((i) => summaryItems.has(i)));
+    const gained = [...next].filter((i) => !effective.has(i));
+    const changed = gained.length > 0 || [...effective].some((i) => !next.has(i));
+    effective = next;
+    if (!changed) return;
+    const items = [...next].sort((a, b) => a - b);
+    logger.info({ items }, 'items changed');
+    emitter.emit('items:changed', { job, items });
+    // A gained item catches up a fire it missed within the misfire threshold (the claim refuses it
+    // if its previous owner already ran that fire).
+    if (config?.enabled && schedule && config.misfire.policy === 'fire-once' && gained.length > 0) {
+      const now = Date.now();
+      const recent = schedule.between(now - config.misfire.thresholdSeconds * 1000, now, 1000).at(-1);
+      if (recent !== undefined && recent <= handledUntil) for (const item of gained) void runShard(item, recent, 'misfire', 1);
+    }
+  }
+
+  // ---- the timer ------------------------------------------------------------------------------
+
+  function stopTimer(): void {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+  }
+
+  function tick(): void {
+    stopTimer();
+    if (closed || !config || !config.enabled || !schedule) return;
+    const now = Date.now();
+    const plan = planFire(schedule, handledUntil, now, config.misfire);
+    handledUntil = plan.handledUntil;
+    for (const t of plan.skipped) {
+      metrics.fires.inc({ outcome: 'misfire' });
+      emitter.emit('fire:skipped', { job, item: undefined, fireTime: t, reason: 'misfire' });
+    }
+    if (plan.fire !== undefined) fire(plan.fire, now - plan.fire > 1000 ? 'misfire' : 'cron');
+    if (plan.next === undefined) return;
+    // Long waits are re-planned at least hourly (a timer cannot wait more than ~24 days).
+    timer = setTimeout(tick, Math.min(Math.max(0, plan.next - Date.now()), 3_600_000));
+  }
+
+  function fire(fireTime: number, trigger: Trigger): void {
+    for (const item of [...effective].sort((a, b) => a - b)) void runShard(item, fireTime, trigger, 1);
+  }
+
+  // ---- one run --------------------------------------------------------------------------------
+
+  async function runShard(item: number, fireTime: number, trigger: Trigger, attempt: number, param?: string): Promise<void> {
+    const c = config;
+    if (closed || !c || !effective.has(item)) return;
+    if (zk.phase !== 'connected') {
+      emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
+      return;
+    }
+    const mine = active.get(item);
+    if (mine) {
+      if (c.overlap === 'skip') {
+        metrics.fires.inc({ outcome: 'overlap-skipped' });
+        emitter.emit('fire:skipped', { job, item, fireTime, reason: 'overlap' });
+        return;
+      }
+      if (c.overlap === 'queue') {
+        queued.set(item, { fireTime, trigger, attempt, ...(param !== undefined ? { param } : {}) });
+        return;
+      }
+      mine.handle?.stop('replace');
+      await mine.finished;
+    }
+    const run: ActiveRun = { runId: `${Date.now().toString(36)}-${item}-${randomBytes(3).toString('hex')}`, fireTime, handle: undefined, finished: Promise.resolve() };
+    let release!: () => void;
+    run.finished = new Promise<void>((r) => { release = r; });
+    active.set(item, run);
+    try {
+      await execute(c, item, fireTime, trigger, attempt, param, run);
+    } catch (error) {
+      logger.error({ err: toError(error), item, fireTime }, 'run failed to execute');
+      emitter.emit('error', toError(error));
+    } finally {
+      active.delete(item);
+      release();
+      const next = queued.get(item);
+      if (next && !closed) {
+        queued.delete(item);
+        void runShard(item, next.fireTime, next.trigger, next.attempt, next.param);
+      }
+    }
+  }
+
+  async function execute(c: JobConfig, item: number, fireTime: number, trigger: Trigger, attempt: number, param: string | undefined, run: ActiveRun): Promise<void> {
+    if (!shardsReady) {
+      await zk.mkdirp(paths.jobShards(namespace, job));
+      shardsReady = true;
+    }
+    const path = paths.jobShard(namespace, job, item);
+    const startedAt = Date.now();
+    const claim = await claimShard(zk, path, {
+      executor, session: zk.sessionId ?? '', runId: run.runId, fireTime, attempt, startedAt,
+      rerun: attempt > 1 || trigger === 'run-now' || trigger === 'downstream',
+    });
+    if (!claim.claimed) {
+      const reason = claim.reason;
+      if (reason === 'running' && c.overlap !== 'skip' && claim.holder.executor !== executor) {
+        // Held by another executor (a shard that just moved): wait for it, then try once more.
+        await waitForIdle(path, Math.max(1000, (schedule?.next(fireTime) ?? fireTime + 60_000) - Date.now()));
+        if (!closed && effective.has(item)) {
+          const again = await claimShard(zk, path, { executor, session: zk.sessionId ?? '', runId: run.runId, fireTime, attempt, startedAt: Date.now(), rerun: true });
+          if (again.claimed) return runClaimed(c, item, fireTime, trigger, attempt, param, run, again.claim);
+        }
+      }
+      metrics.fires.inc({ outcome: reason === 'running' ? 'overlap-skipped' : reason });
+      emitter.emit('fire:skipped', { job, item, fireTime, reason: reason === 'running' ? 'overlap' : reason });
+      return;
+    }
+    return runClaimed(c, item, fireTime, trigger, attempt, param, run, claim.claim);
+  }
+
+  async function waitForIdle(path: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!closed && Date.now() < deadline) {
+      const changed = new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(1000, deadline - Date.now()));
+        void zk.exists(path, () => { clearTimeout(t); resolve(); }).catch(() => resolve());
+      });
+      const shard = await readShard(zk, path).catch(() => undefined);
+      if (!shard || shard.state.state !== 'running') return;
+      await changed;
+    }
+  }
+
+  async function runClaimed(c: JobConfig, item: number, fireTime: number, trigger: Trigger, attempt: number, param: string | undefined, run: ActiveRun, claim: Claim): Promise<void> {
+    const startedAt = Date.now();
+    const lateMs = Math.max(0, startedAt - fireTime);
+    const logs = ctx.history.logPaths(job, run.runId);
+    const shardParam = c.shardingItemParameters[String(item)] ?? '';
+    const jobParam = param ?? c.jobParameter;
+    const timeoutMs = c.timeoutSeconds * 1000;
+    const env: Record<string, string> = {
+      ORRERY_NAMESPACE: namespace,
+      ORRERY_JOB: job,
+      ORRERY_SHARD_ITEM: String(item),
+      ORRERY_SHARD_TOTAL: String(c.shardingTotalCount),
+      ORRERY_SHARD_PARAM: shardParam,
+      ORRERY_JOB_PARAM: jobParam,
+      ORRERY_FIRE_TIME: String(fireTime),
+      ORRERY_EXECUTOR: executor,
+      ORRERY_RUN_ID: run.runId,
+      ORRERY_FENCING_TOKEN: String(claim.fencingToken),
+      ORRERY_ATTEMPT: String(attempt),
+    };
+    metrics.lateness.observe(lateMs / 1000, { trigger });
+    emitter.emit('run:started', { job, item, fireTime, runId: run.runId, attempt, lateMs, trigger, fencingToken: claim.fencingToken });
+    let result: RunResult;
+    if (c.type === 'shell') {
+      const handle = runShell({
+        command: c.command ?? 'false',
+        env,
+        resultFile: join(ctx.tmpDir, `${run.runId}.result.json`),
+        stdoutPath: logs.stdout,
+        stderrPath: logs.stderr,
+        timeoutMs,
+        killGraceMs: ctx.killGraceMs,
+        onSpawn: (pgid) => ctx.trackProcessGroup?.(pgid, run.finished),
+      });
+      run.handle = handle;
+      result = await handle.done;
+    } else {
+      const module = c.handler ? ctx.modules.get(c.handler) : undefined;
+      if (!module) {
+        result = { status: 'failed', exitCode: null, signal: null, message: `this executor has no handler '${c.handler}'`, stdoutTail: '', stderrTail: '', startedAt, endedAt: Date.now() };
+      } else {
+        const handle = ctx.nodePool.run({
+          runId: run.runId, module, stdoutPath: logs.stdout, stderrPath: logs.stderr, timeoutMs, killGraceMs: ctx.killGraceMs,
+          context: { namespace, job, shardItem: item, shardTotal: c.shardingTotalCount, shardParam, jobParam, fireTime, runId: run.runId, fencingToken: claim.fencingToken, attempt },
+        });
+        run.handle = handle;
+        result = await handle.done;
+      }
+    }
+    const outcome: ShardOutcome = {
+      status: result.status,
+      exitCode: result.exitCode,
+      startedAt: result.startedAt,
+      endedAt: result.endedAt,
+      durationMs: Math.max(0, result.endedAt - result.startedAt),
+      executor,
+      runId: run.runId,
+      fireTime,
+      attempt,
+      fencingToken: claim.fencingToken,
+      message: result.message.slice(0, 4096),
+      stdoutTail: result.stdoutTail,
+      stderrTail: result.stderrTail,
+    };
+    let recorded = false;
+    try {
+      recorded = await completeShard(zk, claim, outcome);
+    } catch (error) {
+      logger.warn({ err: toError(error), item, runId: run.runId }, 'could not record the outcome');
+    }
+    if (!recorded) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over during the run: outcome not recorded');
+    ctx.history.save({ ...outcome, job, item, trigger, recorded });
+    metrics.runs.inc({ outcome: outcome.status });
+    metrics.duration.observe(outcome.durationMs / 1000, { outcome: outcome.status });
+    logger.info({ item, fireTime, runId: run.runId, status: outcome.status, durationMs: outcome.durationMs, recorded, attempt }, 'run finished');
+    emitter.emit('run:finished', { job, item, fireTime, runId: run.runId, status: outcome.status, recorded, attempt });
+
+    if (!recorded || closed) return;
+    if ((outcome.status === 'failed' || outcome.status === 'timed-out') && attempt <= c.retry.count) {
+      setTimeout(() => void runShard(item, fireTime, 'retry', attempt + 1, param), c.retry.backoffSeconds * 1000).unref();
+      return;
+    }
+    if (outcome.status === 'failed' || outcome.status === 'timed-out') ctx.alarms.runFailed(c, item, outcome);
+    if (outcome.status === 'succeeded' && c.downstream.length > 0 && !c.localMode) void maybeTriggerDownstream(c, fireTime);
+  }
+
+  /** When every shard of this fire has succeeded, triggers each downstream job exactly once. */
+  async function maybeTriggerDownstream(c: JobConfig, fireTime: number): Promise<void> {
+    try {
+      await zk.sync(paths.jobShards(namespace, job));
+      for (let i = 0; i < c.shardingTotalCount; i += 1) {
+        const shard = await readShard(zk, paths.jobShard(namespace, job, i));
+        const last = shard?.state.last;
+        if (!shard || shard.state.state !== 'idle' || !last || last.fireTime !== fireTime || last.status !== 'succeeded') return;
+      }
+      const triggered: string[] = [];
+      for (const d of c.downstream) {
+        // A name made of this job and fire time: whoever sees the fire complete creates it, once.
+        const path = `${paths.jobCommands(namespace, d)}/downstream-${job}-${fireTime}`;
+        try {
+          await zk.mkdirp(paths.jobCommands(namespace, d));
+          await zk.create(path, encodeJson({ kind: 'run', fireTime, requestedAt: Date.now(), triggeredBy: job }));
+          triggered.push(d);
+        } catch (error) {
+          if ((error as OrreryError).code !== 'node-exists') throw error;
+        }
+      }
+      if (triggered.length > 0) {
+        logger.info({ fireTime, downstream: triggered }, 'downstream jobs triggered');
+        emitter.emit('downstream:triggered', { job, fireTime, downstream: triggered });
+      }
+    } catch (error) {
+      logger.error({ err: toError(error), fireTime }, 'could not trigger downstream jobs');
+    }
+  }
+
+  // ---- commands -------------------------------------------------------------------------------
+
+  function onCommand(name: string, command: Command): void {
+    const c = config;
+    if (!c) return;
+    const items = (command.items ?? [...effective]).filter((i) => effective.has(i));
+    if (command.kind === 'stop') {
+      for (const item of items) {
+        queued.delete(item);
+        active.get(item)?.handle?.stop('stop');
+      }
+      logger.info({ command: name, items }, 'stop command');
+      return;
+    }
+    if (!c.enabled) {
+      logger.warn({ command: name }, 'run command for a disabled job ignored');
+      return;
+    }
+    const trigger: Trigger = name.startsWith('downstream-') ? 'downstream' : 'run-now';
+    const fireTime = typeof command.fireTime === 'number' ? command.fireTime : command.requestedAt;
+    logger.info({ command: name, items, trigger }, 'run command');
+    for (const item of items) void runShard(item, fireTime, trigger, 1, command.param);
+  }
+
+  function pruneCommands(names: string[]): void {
+    for (const name of names) {
+      const path = `${paths.jobCommands(namespace, job)}/${name}`;
+      void zk.exists(path).then((stat) => {
+        if (stat && Date.now() - stat.ctime > COMMAND_MAX_AGE_MS) return zk.delete(path, stat.version);
+        return undefined;
+      }).catch(() => undefined);
+    }
+  }
+
+  // ---- job leader -----------------------------------------------------------------------------
+
+  function leaderCheck(): void {
+    if (closed || !latch.isLeader) return;
+    if (leaderBusy) {
+      leaderAgain = true;
+      return;
+    }
+    leaderBusy = (async () => {
+      do {
+        leaderAgain = false;
+        try {
+          await releaseDeadClaims();
+          await applyAssignment();
+        } catch (error) {
+          if (!(error as OrreryError).retryable) logger.error({ err: toError(error) }, 'job leader check failed');
+        }
+      } while (leaderAgain && latch.isLeader && !closed);
+    })().finally(() => {
+      leaderBusy = undefined;
+    });
+  }
+
+  /** Makes the latest assignment safe to run and publishes it as `applied`. */
+  async function applyAssignment(): Promise<void> {
+    const read = await zk.get(paths.jobAssignment(namespace, job), () => leaderCheck()).catch((error) => {
+      if ((error as OrreryError).code === 'no-node') return undefined;
+      throw error;
+    });
+    if (!read) return;
+    const checked = checkAssignment(decodeJson(read.data, paths.jobAssignment(namespace, job)));
+    if (!checked.ok) return;
+    const assignment = checked.value;
+    const current = await readJson(zk, paths.jobApplied(namespace, job), checkApplied);
+    const now = current?.value;
+    if (now && (assignment.allocatorEpoch < now.allocatorEpoch || (assignment.allocatorEpoch === now.allocatorEpoch && assignment.epoch <= now.epoch))) return;
+    // Items that change owner must have no run in progress on a live executor first.
+    const before = new Map<number, string>();
+    for (const [e, items] of Object.entries(now?.items ?? {})) for (const i of items) before.set(i, e);
+    const after = new Map<number, string>();
+    for (const [e, items] of Object.entries(assignment.items)) for (const i of items) after.set(i, e);
+    for (const [item, owner] of before) {
+      if (after.get(item) === owner) continue;
+      const path = paths.jobShard(namespace, job, item);
+      const shard = await readShard(zk, path);
+      if (shard?.state.state === 'running' && (await ctx.isAlive(shard.state.executor, shard.state.session))) {
+        // Look again when that run ends.
+        await zk.exists(path, () => leaderCheck());
+        logger.info({ item, holder: shard.state.executor, epoch: assignment.epoch }, 'waiting for a moving shard to finish its run');
+        return;
+      }
+    }
+    const value = { epoch: assignment.epoch, allocatorEpoch: assignment.allocatorEpoch, items: assignment.items };
+    try {
+      if (current) await zk.set(paths.jobApplied(namespace, job), encodeJson(value), current.stat.version);
+      else await zk.create(paths.jobApplied(namespace, job), encodeJson(value));
+      logger.info({ epoch: assignment.epoch }, 'assignment applied');
+      emitter.emit('applied:written', { job, epoch: assignment.epoch });
+    } catch (error) {
+      const code = (error as OrreryError).code;
+      if (code === 'bad-version' || code === 'node-exists') leaderAgain = true;
+      else throw error;
+    }
+  }
+
+  /** A claim held by a session that no longer exists can never complete: release it. */
+  async function releaseDeadClaims(): Promise<void> {
+    const c = config;
+    if (!c) return;
+    const items = await zk.getChildren(paths.jobShards(namespace, job)).catch(() => [] as string[]);
+    for (const name of items) {
+      const path = `${paths.jobShards(namespace, job)}/${name}`;
+      const shard = await readShard(zk, path).catch(() => undefined);
+      if (!shard || shard.state.state !== 'running') continue;
+      if (await ctx.isAlive(shard.state.executor, shard.state.session)) continue;
+      const { state } = shard;
+      const released = { state: 'idle' as const, ...(state.last ? { last: state.last } : {}) };
+      try {
+        await zk.set(path, encodeJson(released), shard.version);
+        logger.warn({ item: name, executor: state.executor, fireTime: state.fireTime }, 'released the claim of a dead session');
+      } catch (error) {
+        if ((error as OrreryError).code !== 'bad-version') throw error;
+      }
+    }
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------------
+
+  offs.push(
+    latch.on('leader:acquired', () => {
+      logger.info('became job leader');
+      leaderCheck();
+      void watchCommands();
+    }),
+  );
+  void latch.start().catch((error) => emitter.emit('error', toError(error)));
+  void watchConfig();
+  void watchApplied();
+  void watchCommands();
+  emitter.emit('job:started', { job });
+
+  return {
+    job,
+    setSummaryItems(items) {
+      summaryItems = new Set(items);
+      recompute();
+    },
+    rewatch() {
+      void watchConfig();
+      void watchApplied();
+      void watchCommands();
+      leaderCheck();
+    },
+    onPresenceChange() {
+      leaderCheck();
+    },
+    get running() {
+      return active.size;
+    },
+    async close(options = {}) {
+      if (closed) return;
+      closed = true;
+      stopTimer();
+      for (const off of offs.splice(0)) off();
+      queued.clear();
+      if (options.stopRuns) {
+        for (const run of active.values()) run.handle?.stop('shutdown');
+        await Promise.all([...active.values()].map((r) => r.finished));
+      }
+      await latch.close();
+      await leaderBusy;
+      emitter.emit('job:stopped', { job });
+    },
+  };
+}

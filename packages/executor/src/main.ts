@@ -1,0 +1,60 @@
+/** The `orrery-executor` process: the only place that reads process.env and handles signals. */
+import { createLogger, createMetrics, toError } from '@orrery/core';
+import { EXECUTOR_USAGE, parseExecutorConfig } from './config.js';
+import { createExecutor } from './executor.js';
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let config;
+  try {
+    config = parseExecutorConfig(argv, process.env);
+  } catch (error) {
+    const message = toError(error).message;
+    if (message === 'help') {
+      process.stdout.write(EXECUTOR_USAGE);
+      return 0;
+    }
+    process.stderr.write(`orrery-executor: ${message}\n\n${EXECUTOR_USAGE}`);
+    return 2;
+  }
+  const logger = createLogger({ name: 'orrery-executor', level: config.logLevel });
+  const executor = createExecutor({
+    connect: config.zk,
+    root: config.root,
+    sessionTimeoutMs: config.sessionTimeoutMs,
+    namespace: config.namespace,
+    name: config.name,
+    jobsDir: config.jobsDir,
+    tags: config.tags,
+    dataDir: config.dataDir,
+    httpPort: config.httpPort,
+    httpHost: config.httpHost,
+    advertiseHost: config.advertiseHost,
+    clusterToken: config.clusterToken,
+    killGraceMs: config.killGraceMs,
+    nodeWorkers: { max: config.nodeWorkers },
+    logger,
+    metrics: createMetrics(),
+  });
+  let stopping: Promise<void> | undefined;
+  const exited = new Promise<number>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        if (stopping) process.exit(1); // a second signal: at once
+        logger.info({ signal }, 'stopping');
+        stopping = executor.close();
+        void stopping.then(() => resolve(0));
+      });
+    }
+  });
+  try {
+    await executor.start();
+    logger.info({ httpPort: executor.httpPort }, 'executor started');
+  } catch (error) {
+    const e = toError(error);
+    logger.fatal({ err: e }, 'could not start');
+    process.stderr.write(`orrery-executor: ${e.message}\n`);
+    await executor.close();
+    return 1;
+  }
+  return exited;
+}

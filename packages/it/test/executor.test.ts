@@ -1,0 +1,51 @@
+// orrery-executor as real processes, with a real orrery-sharding, a real ZooKeeper and real shells.
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { join } from 'node:path';
+import { paths, readShard } from '@orrery/core';
+import { eventually } from '@orrery/core/testing';
+import { stopAllProcesses } from '../src/index.js';
+import { NS, startCluster, waitIdle, type Cluster } from './executor-support.js';
+
+const zkConnect = inject('zkConnect');
+let cluster: Cluster | undefined;
+afterEach(async () => {
+  await cluster?.close();
+  cluster = undefined;
+  await stopAllProcesses();
+});
+
+describe('orrery-executor', () => {
+  it('runs every (fire time, item) of a 6-shard every-second shell job exactly once, on the executor its assignment names', async () => {
+    cluster = await startCluster('exec-basic', zkConnect);
+    const c = cluster;
+    const ledger = join(c.dir, 'ledger.txt');
+    await c.apply({ name: 'tick', type: 'shell', cron: '* * * * * *', shardingTotalCount: 6, enabled: false, command: `echo "$ORRERY_SHARD_ITEM $ORRERY_FIRE_TIME $ORRERY_EXECUTOR" >> ${ledger}` });
+    await Promise.all(['e1', 'e2', 'e3'].map((e) => c.startExecutor(e)));
+    await c.startAllocator();
+    await c.waitMembers(3);
+    await c.apply({ name: 'tick', type: 'shell', cron: '* * * * * *', shardingTotalCount: 6, enabled: true, command: `echo "$ORRERY_SHARD_ITEM $ORRERY_FIRE_TIME $ORRERY_EXECUTOR" >> ${ledger}` });
+    await c.waitApplied('tick');
+    const assignment = (await c.assignment('tick'))!;
+    const owner = new Map<number, string>();
+    for (const [e, items] of Object.entries(assignment.items)) for (const i of items) owner.set(i, e);
+    expect(owner.size).toBe(6);
+    // Ten seconds of firing.
+    await eventually(() => expect(new Set(c.ledger(ledger).map((l) => l.split(' ')[1])).size).toBeGreaterThanOrEqual(11), { timeoutMs: 20_000 });
+    await c.cli('disable', 'tick');
+    await waitIdle(c.zk, 'tick', 6);
+    const lines = c.ledger(ledger).map((l) => l.split(' '));
+    const seen = new Map<string, number>();
+    for (const [item, fireTime, executor] of lines) {
+      const key = `${fireTime}#${item}`;
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      expect(executor, key).toBe(owner.get(Number(item)));
+      expect(Number(fireTime) % 1000).toBe(0);
+    }
+    expect([...seen.entries()].filter(([, n]) => n > 1)).toEqual([]);
+    // Every fire time strictly inside the window ran all six items.
+    const fires = [...new Set(lines.map(([, f]) => Number(f)))].sort((a, b) => a - b);
+    for (const f of fires.slice(1, -1)) for (let i = 0; i < 6; i += 1) expect(seen.get(`${f}#${i}`), `${f}#${i}`).toBe(1);
+    expect(fires.length).toBeGreaterThanOrEqual(10);
+    for (let k = 1; k < fires.length - 1; k += 1) expect(fires[k]! - fires[k - 1]!).toBe(1000);
+  });
+});
