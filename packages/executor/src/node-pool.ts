@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createOutputTail, type OutputTail } from './output-tail.js';
-import type { ParentMessage, WorkerMessage } from './node-protocol.js';
+import { END_MARK, type ParentMessage, type WorkerMessage } from './node-protocol.js';
 import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
 
 const WORKER = fileURLToPath(new URL('./node-worker.ts', import.meta.url));
@@ -56,8 +56,19 @@ interface Active {
   stderrFile: WriteStream;
   ended?: 'timed-out' | StopReason;
   timers: NodeJS.Timeout[];
+  /** The worker's report, and the streams whose end mark arrived. */
+  reported?: Extract<WorkerMessage, { type: 'done' }>;
+  marks: Set<'stdout' | 'stderr'>;
   resolve: (r: RunResult) => void;
   worker?: Worker;
+}
+
+/** The length of the longest proper prefix of `mark` that `data` ends with. */
+function partialMark(data: Buffer, mark: Buffer): number {
+  for (let k = Math.min(mark.length - 1, data.length); k > 0; k -= 1) {
+    if (data.subarray(data.length - k).equals(mark.subarray(0, k))) return k;
+  }
+  return 0;
 }
 
 export function createNodePool(options: NodePoolOptions = {}): NodePool {
@@ -87,11 +98,39 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       }),
       exited: new Promise<void>((resolve) => child.once('exit', () => resolve())),
     };
-    child.stdout!.on('data', (c: Buffer) => { worker.current?.stdout.push(c); worker.current?.stdoutFile.write(c); });
-    child.stderr!.on('data', (c: Buffer) => { worker.current?.stderr.push(c); worker.current?.stderrFile.write(c); });
+    // A run is over when its 'done' message and the end marks on both streams have all arrived
+    // (the three travel on different pipes, in no guaranteed order).
+    const mark = Buffer.from(END_MARK);
+    const streamReader = (which: 'stdout' | 'stderr') => {
+      let carry = Buffer.alloc(0);
+      return (chunk: Buffer): void => {
+        let data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+        carry = Buffer.alloc(0);
+        for (;;) {
+          const at = data.indexOf(mark);
+          const a = worker.current;
+          if (at < 0) {
+            // Keep a possible start of a mark for the next chunk.
+            const cut = partialMark(data, mark);
+            const body = data.subarray(0, data.length - cut);
+            carry = Buffer.from(data.subarray(data.length - cut));
+            if (a && body.length > 0) { a[which].push(body); (which === 'stdout' ? a.stdoutFile : a.stderrFile).write(body); }
+            return;
+          }
+          const body = data.subarray(0, at);
+          if (a && body.length > 0) { a[which].push(body); (which === 'stdout' ? a.stdoutFile : a.stderrFile).write(body); }
+          if (a) a.marks.add(which);
+          data = data.subarray(at + mark.length);
+          maybeFinish(worker);
+        }
+      };
+    };
+    child.stdout!.on('data', streamReader('stdout'));
+    child.stderr!.on('data', streamReader('stderr'));
     child.on('message', (m: WorkerMessage) => {
       if (m.type === 'done' && worker.current && worker.current.spec.runId === m.runId) {
-        finish(worker, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
+        worker.current.reported = m;
+        maybeFinish(worker);
       }
     });
     child.once('exit', (code, signal) => {
@@ -110,6 +149,13 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     return worker;
   }
 
+  function maybeFinish(worker: Worker): void {
+    const a = worker.current;
+    if (!a?.reported || !a.marks.has('stdout') || !a.marks.has('stderr')) return;
+    const m = a.reported;
+    finish(worker, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
+  }
+
   function kill(worker: Worker, signal: NodeJS.Signals): void {
     try {
       process.kill(-worker.child.pid!, signal);
@@ -125,11 +171,11 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     // A run stopped from outside ends as such, even if the job returned in time to say otherwise.
     if (a.ended) status = a.ended === 'timed-out' ? 'timed-out' : 'aborted';
     for (const t of a.timers) clearTimeout(t);
-    a.stdoutFile.end();
-    a.stderrFile.end();
     if (!message && status === 'timed-out') message = `timed out after ${a.spec.timeoutMs / 1000} s`;
     if (!message && status === 'aborted') message = `stopped (${a.ended})`;
-    a.resolve({ status, exitCode, signal, message, stdoutTail: a.stdout.text(), stderrTail: a.stderr.text(), startedAt: a.startedAt, endedAt: Date.now() });
+    const result: RunResult = { status, exitCode, signal, message, stdoutTail: a.stdout.text(), stderrTail: a.stderr.text(), startedAt: a.startedAt, endedAt: Date.now() };
+    // The log files are complete before the run is reported done.
+    void Promise.all([new Promise((r) => a.stdoutFile.end(r)), new Promise((r) => a.stderrFile.end(r))]).then(() => a.resolve(result));
     // A worker whose run was cut short may be in any state: it does not run another job.
     if (a.ended) kill(worker, 'SIGKILL');
     else {
@@ -167,6 +213,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         stdoutFile: createWriteStream(spec.stdoutPath, { flags: 'a' }),
         stderrFile: createWriteStream(spec.stderrPath, { flags: 'a' }),
         timers: [],
+        marks: new Set(),
         resolve: () => undefined,
       };
       const done = new Promise<RunResult>((resolve) => { active.resolve = resolve; });

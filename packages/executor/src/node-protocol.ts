@@ -10,3 +10,6 @@ export type ParentMessage =
 export type WorkerMessage =
   | { type: 'ready' }
   | { type: 'done'; runId: string; ok: boolean; message: string };
+
+/** Written by a worker to stdout and stderr when a run's output is complete. */
+export const END_MARK = '\u0000orrery-run-end\u0000\n';

@@ -5,7 +5,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
-import type { ParentMessage, WorkerMessage } from './node-protocol.js';
+import { END_MARK, type ParentMessage, type WorkerMessage } from './node-protocol.js';
 
 let controller: AbortController | undefined;
 let owner = true;
@@ -13,6 +13,16 @@ let owner = true;
 const send = (message: WorkerMessage): void => {
   process.send?.(message);
 };
+
+const flush = (stream: NodeJS.WriteStream, text: string): Promise<void> =>
+  new Promise((resolve) => stream.write(text, () => resolve()));
+
+/** Marks the end of the run's output on both streams, then reports: the parent waits for all three. */
+async function finish(message: WorkerMessage): Promise<void> {
+  await flush(process.stdout, END_MARK);
+  await flush(process.stderr, END_MARK);
+  send(message);
+}
 
 process.on('message', (raw: ParentMessage) => {
   if (raw.type === 'abort') {
@@ -40,11 +50,11 @@ process.on('message', (raw: ParentMessage) => {
       };
       const result = (await job.run(ctx)) as { message?: unknown } | undefined;
       const message = result && typeof result.message === 'string' ? result.message : '';
-      send({ type: 'done', runId: raw.runId, ok: true, message });
+      await finish({ type: 'done', runId: raw.runId, ok: true, message });
     } catch (error) {
       const e = error instanceof Error ? error : new Error(String(error));
       process.stderr.write(`${e.stack ?? e.message}\n`);
-      send({ type: 'done', runId: raw.runId, ok: false, message: e.message });
+      await finish({ type: 'done', runId: raw.runId, ok: false, message: e.message });
     }
   })();
 });

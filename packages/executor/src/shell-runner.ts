@@ -78,8 +78,8 @@ export function runShell(spec: ShellRunSpec): RunHandle {
         closedOnce = true;
         child.stdout?.destroy();
         child.stderr?.destroy();
-        stdoutFile.end();
-        stderrFile.end();
+        // The log files are complete before the run is reported done.
+        const flushed = Promise.all([new Promise((r) => stdoutFile.end(r)), new Promise((r) => stderrFile.end(r))]);
         let message = '';
         try {
           const parsed = JSON.parse(readFileSync(spec.resultFile, 'utf8')) as { message?: unknown };
@@ -93,12 +93,14 @@ export function runShell(spec: ShellRunSpec): RunHandle {
         if (!message && status === 'timed-out') message = `timed out after ${spec.timeoutMs / 1000} s`;
         if (!message && status === 'aborted') message = `stopped (${ended})`;
         if (!message && status === 'failed') message = signal ? `killed by ${signal}` : `exit code ${exitCode}`;
-        resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.text(), stderrTail: stderrTail.text(), startedAt, endedAt: Date.now() });
+        const result: RunResult = { status, exitCode, signal, message, stdoutTail: stdoutTail.text(), stderrTail: stderrTail.text(), startedAt, endedAt: Date.now() };
+        void flushed.then(() => resolve(result));
       };
-      // Usually both pipes have ended by now; a background process holding them gets 50 ms.
+      // The group was just killed, so the pipes end promptly; wait for them (all the output), but
+      // not forever should something outside the group hold them.
       if (outEnded && errEnded) close();
       else {
-        const t = setTimeout(close, 50);
+        const t = setTimeout(close, 2000);
         const check = (): void => { if (outEnded && errEnded) { clearTimeout(t); close(); } };
         child.stdout?.once('end', check);
         child.stderr?.once('end', check);
