@@ -5,7 +5,8 @@
  * Layout: `<dataDir>/runs/<job>/<runId>.json`, `<runId>.stdout.log`, `<runId>.stderr.log`.
  * Run ids start with the start time in base 36 (sortable).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ShardOutcome } from '@orrery/core';
 
@@ -30,7 +31,8 @@ export interface History {
   readonly dir: string;
   /** Paths of a run's log files (created as needed). */
   logPaths(job: string, runId: string): { stdout: string; stderr: string };
-  save(record: RunRecord): void;
+  /** Writes the record (atomically: a temporary file renamed). */
+  save(record: RunRecord): Promise<void>;
   /** Newest first. */
   list(job: string, limit?: number): RunRecord[];
   get(runId: string): { record: RunRecord; job: string } | undefined;
@@ -47,9 +49,14 @@ export function createHistory(options: HistoryOptions): History {
   const maxAgeMs = options.maxAgeMs ?? 7 * 86_400_000;
   const maxBytes = options.maxBytes ?? 1024 ** 3;
   mkdirSync(dir, { recursive: true });
+  // Folders made once per job (a mkdir per run would block the event loop for nothing).
+  const made = new Set<string>();
   const jobDir = (job: string): string => {
     const d = join(dir, job);
-    mkdirSync(d, { recursive: true });
+    if (!made.has(job)) {
+      mkdirSync(d, { recursive: true });
+      made.add(job);
+    }
     return d;
   };
   const findJob = (runId: string): string | undefined => {
@@ -70,11 +77,11 @@ export function createHistory(options: HistoryOptions): History {
       const d = jobDir(job);
       return { stdout: join(d, `${runId}.stdout.log`), stderr: join(d, `${runId}.stderr.log`) };
     },
-    save(record) {
+    async save(record) {
       const d = jobDir(record.job);
       const tmp = join(d, `.${record.runId}.json.tmp`);
-      writeFileSync(tmp, JSON.stringify(record));
-      renameSync(tmp, join(d, `${record.runId}.json`));
+      await writeFile(tmp, JSON.stringify(record));
+      await rename(tmp, join(d, `${record.runId}.json`));
     },
     list(job, limit = 100) {
       let names: string[];
@@ -127,6 +134,7 @@ export function createHistory(options: HistoryOptions): History {
       for (const r of runs) {
         if (now - r.startedAt <= maxAgeMs && total <= maxBytes) break;
         for (const suffix of ['.json', '.stdout.log', '.stderr.log']) rmSync(join(dir, r.job, `${r.runId}${suffix}`), { force: true });
+        made.delete(r.job);
         total -= r.bytes;
         removed += 1;
       }

@@ -36,6 +36,7 @@ import {
   type Logger,
   type Schedule,
   type ShardOutcome,
+  type ShardState,
   type ZkClient,
 } from '@orrery/core';
 import type { ExecutorEvents } from './executor-events.js';
@@ -116,6 +117,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   const active = new Map<number, ActiveRun>();
   const queued = new Map<number, { fireTime: number; trigger: Trigger; attempt: number; param?: string }>();
   const seenCommands = new Set<string>();
+  // Each item's shard node as this executor last wrote it: the next claim then needs no read.
+  const known = new Map<number, { version: number; state: ShardState }>();
   const startedAt = Date.now();
   const latch: LeaderLatch = createLeaderLatch(zk, paths.jobLeader(namespace, job), { id: executor });
   let leaderBusy: Promise<void> | undefined;
@@ -295,9 +298,12 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
     const path = paths.jobShard(namespace, job, item);
     const startedAt = Date.now();
+    const knownState = known.get(item);
+    known.delete(item);
     const claim = await claimShard(zk, path, {
       executor, session: zk.sessionId ?? '', runId: run.runId, fireTime, attempt, startedAt,
       rerun: attempt > 1 || trigger === 'run-now' || trigger === 'downstream',
+      ...(knownState ? { known: knownState } : {}),
     });
     if (!claim.claimed) {
       const reason = claim.reason;
@@ -395,12 +401,14 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     };
     let recorded = false;
     try {
-      recorded = await completeShard(zk, claim, outcome);
+      const completion = await completeShard(zk, claim, outcome);
+      recorded = completion.recorded;
+      if (completion.recorded) known.set(item, { version: completion.version, state: completion.state });
     } catch (error) {
       logger.warn({ err: toError(error), item, runId: run.runId }, 'could not record the outcome');
     }
     if (!recorded) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over during the run: outcome not recorded');
-    ctx.history.save({ ...outcome, job, item, trigger, recorded });
+    await ctx.history.save({ ...outcome, job, item, trigger, recorded }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
     metrics.runs.inc({ outcome: outcome.status });
     metrics.duration.observe(outcome.durationMs / 1000, { outcome: outcome.status });
     logger.info({ item, fireTime, runId: run.runId, status: outcome.status, durationMs: outcome.durationMs, recorded, attempt }, 'run finished');

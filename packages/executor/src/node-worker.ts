@@ -8,6 +8,7 @@ import { format } from 'node:util';
 import { END_MARK, type ParentMessage, type WorkerMessage } from './node-protocol.js';
 
 let controller: AbortController | undefined;
+const modules = new Map<string, { run?: (ctx: unknown) => unknown }>();
 let owner = true;
 
 const send = (message: WorkerMessage): void => {
@@ -39,8 +40,13 @@ process.on('message', (raw: ParentMessage) => {
   const signal = controller.signal;
   void (async () => {
     try {
-      const mod = (await import(pathToFileURL(raw.module).href)) as { default?: { run?: (ctx: unknown) => unknown } };
-      const job = mod.default;
+      // Imported once per worker: a repeated import() still costs a trip through the loader hooks.
+      let job = modules.get(raw.module);
+      if (!job) {
+        const mod = (await import(pathToFileURL(raw.module).href)) as { default?: { run?: (ctx: unknown) => unknown } };
+        job = mod.default;
+        if (job) modules.set(raw.module, job);
+      }
       if (!job || typeof job.run !== 'function') throw new Error(`${raw.module} has no default export made by defineJob`);
       const ctx = {
         ...raw.context,

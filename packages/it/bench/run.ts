@@ -1,6 +1,7 @@
 // `npm run bench`: runs every benchmark once and prints Markdown tables for BENCHMARKS.md.
 import { cpus, totalmem } from 'node:os';
 import { runAllocatorBench } from './allocator-bench.js';
+import { runExecutorBench } from './executor-bench.js';
 
 const only = process.argv[2];
 console.log(`# Orrery benchmarks — ${new Date().toISOString()}`);
@@ -12,5 +13,19 @@ if (!only || only === 'allocator') {
   console.log('| strategy | full allocation | one join | one leave | moved on join | moved on leave | max/min load after join | after leave |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.strategy} | ${r.fullMs} | ${r.joinMs} | ${r.leaveMs} | ${r.movedOnJoin} | ${r.movedOnLeave} | ${r.loadAfterJoin} | ${r.loadAfterLeave} |`);
+  console.log('');
+}
+
+if (!only || only === 'executor') {
+  const seconds = Number(process.env.ORRERY_BENCH_SECONDS ?? 60);
+  console.log(`## Executor: fire lateness, every job on \`* * * * * *\`, one executor, ${seconds} s per scenario\n`);
+  const r = await runExecutorBench(seconds);
+  const ms = (v: number) => `${Math.round(v)}`;
+  console.log('| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | not succeeded |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of r.rows) console.log(`| ${row.scenario} | ${ms(row.lateness.p50)} / ${ms(row.lateness.p99)} / ${ms(row.lateness.max)} | ${row.runs} | ${row.missed} | ${row.duplicates} | ${row.failed} |`);
+  console.log(`\nSpawn floor (this Node spawning 100 \`sh -c 'exit 0'\` at once, ms from the burst to each spawn, ${r.floor.count} spawns): p50 ${r.floor.p50.toFixed(1)}, p99 ${r.floor.p99.toFixed(1)}, max ${r.floor.max.toFixed(1)}.`);
+  console.log(`Idle executor with ${r.idle.jobs} jobs: RSS ${r.idle.rssMb.toFixed(0)} MB, CPU ${r.idle.cpuPercent.toFixed(1)} % over ${r.idle.seconds.toFixed(0)} s.`);
+  console.log(`ZooKeeper transactions per shard run: ${r.tx.transactions} transactions for ${r.tx.runs} runs = ${r.tx.perRun.toFixed(2)} per run (Zxid delta from srvr).`);
   console.log('');
 }

@@ -43,8 +43,12 @@ export function isValidTimeZone(timeZone: string): boolean {
   }
 }
 
+/** Zones whose offset is always 0: no `Intl` call needed (the default zone of every job). */
+const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'Etc/GMT', 'GMT', 'Etc/Universal', 'Etc/Zulu', 'Universal', 'Zulu']);
+
 /** The wall-clock time of instant `ms` in `timeZone` (whole seconds). */
 export function wallTime(ms: number, timeZone: string): WallTime {
+  if (UTC_ZONES.has(timeZone)) return utcAsWall(Math.floor(ms / 1000) * 1000);
   const parts = formatter(timeZone).formatToParts(new Date(ms));
   const get = (type: Intl.DateTimeFormatPartTypes): number => Number(parts.find((p) => p.type === type)?.value);
   return { year: get('year'), month: get('month'), day: get('day'), hour: get('hour'), minute: get('minute'), second: get('second') };
@@ -70,6 +74,7 @@ export function utcAsWall(ms: number): WallTime {
 
 /** The zone's offset from UTC at instant `ms`, in ms (east positive; Berlin in winter: +3 600 000). */
 export function zoneOffset(ms: number, timeZone: string): number {
+  if (UTC_ZONES.has(timeZone)) return 0;
   const whole = Math.floor(ms / 1000) * 1000;
   return wallAsUtc(wallTime(whole, timeZone)) - whole;
 }
@@ -83,6 +88,7 @@ const HOUR = 3_600_000;
  * - a time that does not happen (a spring-forward gap): the first instant after the gap.
  */
 export function wallToInstant(wallMs: number, timeZone: string): number {
+  if (UTC_ZONES.has(timeZone)) return wallMs;
   // Fast path: no offset change within 3 hours either side, so the time happens exactly once.
   const guess = wallMs - zoneOffset(wallMs, timeZone);
   const around = zoneOffset(guess - 3 * HOUR, timeZone);

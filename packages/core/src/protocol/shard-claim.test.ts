@@ -34,7 +34,7 @@ describe('shard claim protocol against a real ZooKeeper', () => {
       expect(winners).toHaveLength(1);
       const w = winners[0]!;
       if (!w.claimed) continue;
-      expect(await completeShard(clients[0]!, w.claim, outcome(fire * 1000, w.claim.state.runId))).toBe(true);
+      expect((await completeShard(clients[0]!, w.claim, outcome(fire * 1000, w.claim.state.runId))).recorded).toBe(true);
     }
     const final = await readShard(clients[0]!, '/shards/0');
     expect(final?.state).toMatchObject({ state: 'idle', last: { fireTime: 20_000 } });
@@ -53,6 +53,24 @@ describe('shard claim protocol against a real ZooKeeper', () => {
     expect(rerun.claimed).toBe(true);
   });
 
+  it('claims in one round trip from a known version, and falls back to a read when it is stale', async () => {
+    const zk = clients[2]!;
+    const first = await claimShard(zk, '/shards/3', request(2, 1000));
+    if (!first.claimed) throw new Error('no claim');
+    const done = await completeShard(zk, first.claim, outcome(1000, first.claim.state.runId));
+    if (!done.recorded) throw new Error('not recorded');
+    const fast = await claimShard(zk, '/shards/3', request(2, 2000, { known: { version: done.version, state: done.state } }));
+    expect(fast.claimed).toBe(true);
+    if (!fast.claimed) return;
+    const again = await completeShard(zk, fast.claim, outcome(2000, fast.claim.state.runId));
+    // Known state says this fire already ran: refused without a write.
+    expect(await claimShard(zk, '/shards/3', request(2, 2000, { known: again.recorded ? { version: again.version, state: again.state } : undefined }))).toMatchObject({ claimed: false, reason: 'already-ran' });
+    // Stale knowledge (someone wrote since): the claim reads and still settles correctly.
+    await clients[3]!.set('/shards/3', JSON.stringify({ state: 'idle' }));
+    const slow = await claimShard(zk, '/shards/3', request(2, 3000, { known: { version: done.version, state: done.state } }));
+    expect(slow.claimed).toBe(true);
+  });
+
   it('gives a stale run no way to record its outcome, and later claims larger fencing tokens', async () => {
     const first = await claimShard(clients[0]!, '/shards/2', request(0, 1000));
     if (!first.claimed) throw new Error('no claim');
@@ -62,8 +80,8 @@ describe('shard claim protocol against a real ZooKeeper', () => {
     const second = await claimShard(clients[1]!, '/shards/2', request(1, 1000));
     if (!second.claimed) throw new Error('no second claim');
     expect(second.claim.fencingToken).toBeGreaterThan(first.claim.fencingToken);
-    expect(await completeShard(clients[0]!, first.claim, outcome(1000, 'stale'))).toBe(false);
+    expect((await completeShard(clients[0]!, first.claim, outcome(1000, 'stale'))).recorded).toBe(false);
     expect((await readShard(clients[0]!, '/shards/2'))?.state).toMatchObject({ state: 'running', runId: second.claim.state.runId });
-    expect(await completeShard(clients[1]!, second.claim, outcome(1000, second.claim.state.runId))).toBe(true);
+    expect((await completeShard(clients[1]!, second.claim, outcome(1000, second.claim.state.runId))).recorded).toBe(true);
   });
 });

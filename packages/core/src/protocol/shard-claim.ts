@@ -31,6 +31,11 @@ export interface ClaimRequest {
   startedAt: number;
   /** Claim even if a run of this fire time already completed (retries, failover re-runs). */
   rerun?: boolean;
+  /**
+   * The node as the claimer last wrote it (its completion): when it is still at that version the
+   * claim needs no read — one round trip instead of two. Stale knowledge only costs the read.
+   */
+  known?: { version: number; state: ShardState };
 }
 
 /** A held claim. */
@@ -64,7 +69,21 @@ export async function readShard(zk: ZkClient, path: string): Promise<{ state: Sh
 
 /** Claims the shard at `path` for one run: one write (a create or a compare-and-set). */
 export async function claimShard(zk: ZkClient, path: string, request: ClaimRequest): Promise<ClaimResult> {
-  const current = await readShard(zk, path);
+  if (request.known && request.known.state.state === 'idle') {
+    const fast = await claimFrom(zk, path, request, { state: request.known.state, version: request.known.version }, true);
+    if (fast) return fast;
+  }
+  return (await claimFrom(zk, path, request, await readShard(zk, path), false))!;
+}
+
+/** Claims from a known node state; with `optimistic`, a lost compare-and-set means "read and retry" (undefined). */
+async function claimFrom(
+  zk: ZkClient,
+  path: string,
+  request: ClaimRequest,
+  current: { state: ShardState; version: number } | undefined,
+  optimistic: boolean,
+): Promise<ClaimResult | undefined> {
   const last = current?.state.last;
   if (current?.state.state === 'running') return { claimed: false, reason: 'running', holder: current.state, version: current.version };
   if (!request.rerun && last && last.fireTime >= request.fireTime) return { claimed: false, reason: 'already-ran', last };
@@ -90,6 +109,7 @@ export async function claimShard(zk: ZkClient, path: string, request: ClaimReque
     return { claimed: true, claim: { path, version: stat.version, fencingToken: stat.mzxid, state: running } };
   } catch (error) {
     const code = (error as OrreryError).code;
+    if (optimistic && (code === 'bad-version' || code === 'no-node')) return undefined;
     if (code === 'bad-version' || code === 'node-exists' || code === 'no-node') return { claimed: false, reason: 'raced' };
     throw error;
   }
@@ -97,16 +117,17 @@ export async function claimShard(zk: ZkClient, path: string, request: ClaimReque
 
 /**
  * Records the outcome of a claimed run: one compare-and-set from the claim's version. Resolves
- * false (and writes nothing) when the claim was taken over meanwhile.
+ * `recorded: false` (and writes nothing) when the claim was taken over meanwhile; else the node's
+ * new version and state (pass them as `known` to the next claim).
  */
-export async function completeShard(zk: ZkClient, claim: Claim, outcome: ShardOutcome): Promise<boolean> {
+export async function completeShard(zk: ZkClient, claim: Claim, outcome: ShardOutcome): Promise<{ recorded: true; version: number; state: ShardState } | { recorded: false }> {
   const idle: ShardState = { state: 'idle', last: outcome };
   try {
-    await zk.set(claim.path, encodeJson(idle), claim.version);
-    return true;
+    const stat = await zk.set(claim.path, encodeJson(idle), claim.version);
+    return { recorded: true, version: stat.version, state: idle };
   } catch (error) {
     const code = (error as OrreryError).code;
-    if (code === 'bad-version' || code === 'no-node') return false;
+    if (code === 'bad-version' || code === 'no-node') return { recorded: false };
     throw error;
   }
 }

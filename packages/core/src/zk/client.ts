@@ -132,6 +132,8 @@ export interface ZkClient extends Subscribable<ZkClientEvents> {
 
 // The native module's surface that this file uses.
 interface NativeHandle {
+  /** The C++ object underneath; called directly (see `nativeOf`). */
+  native: NativeCalls;
   client_id: string;
   client_password: string;
   timeout: number;
@@ -150,6 +152,8 @@ interface NativeHandle {
   a_delete_(path: string, version: number, cb: (rc: number, error: string) => void): number;
   a_sync(path: string, cb: (rc: number, error: string) => void): number;
 }
+/** The C++ object's calls (the same signatures as the wrapper's `a_*`/`aw_*`). */
+type NativeCalls = Pick<NativeHandle, 'a_create' | 'a_exists' | 'aw_exists' | 'a_get' | 'aw_get' | 'a_get_children' | 'aw_get_children' | 'a_set' | 'a_delete_' | 'a_sync'>;
 type NativeWatcher = (type: number, state: number, path: string) => void;
 interface NativeModule {
   ZooKeeper: new () => NativeHandle;
@@ -340,11 +344,13 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     return handle;
   }
 
-  function call<T>(operation: string, path: string, invoke: (h: NativeHandle, done: (rc: number, value?: T) => void) => number): Promise<T> {
+  function call<T>(operation: string, path: string, invoke: (h: NativeCalls, done: (rc: number, value?: T) => void) => number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      let h: NativeHandle;
+      let h: NativeCalls;
       try {
-        h = current(operation, path);
+        // The package's JS wrapper formats every argument with util.inspect (for a debug log) on
+        // every call: call the C++ object underneath instead.
+        h = current(operation, path).native;
       } catch (error) {
         reject(error);
         return;

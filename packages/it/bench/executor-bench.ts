@@ -1,0 +1,183 @@
+/**
+ * Executor benchmark: fire lateness (run start − scheduled fire time) with every job on
+ * `* * * * * *` so all fire in the same instant, on one executor process, for 60 s; missed and
+ * duplicate fires; the spawn floor for 100 shells at once; idle RSS and CPU with 1,000 jobs; and
+ * ZooKeeper transactions per shard run counted on the server (Zxid delta from `srvr`).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createZkClient, encodeJson, parseJobConfig, paths, type ZkClient } from '@orrery/core';
+import { eventually, freePort, startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@orrery/core/testing';
+import { createNamespace } from '@orrery/console';
+import { startProcess, type RunningProcess } from '../src/processes.js';
+
+const JOBS_DIR = fileURLToPath(new URL('./jobs/', import.meta.url));
+const NS = 'bench';
+
+export interface Distribution { p50: number; p99: number; max: number; count: number }
+
+export function distribution(values: number[]): Distribution {
+  const v = [...values].sort((a, b) => a - b);
+  const at = (q: number) => v[Math.min(v.length - 1, Math.floor(q * v.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99), max: v.at(-1) ?? NaN, count: v.length };
+}
+
+interface Setup { zk: ZkClient; root: string; dir: string; executor: RunningProcess; allocator: RunningProcess; close(): Promise<void> }
+
+async function setup(server: ZooKeeperServer, jobs: Array<Record<string, unknown>>, label: string): Promise<Setup> {
+  const root = uniqueRoot(`bench-${label}`);
+  const zk = createZkClient({ connect: server.connectString, root });
+  await zk.start();
+  await createNamespace(zk, NS);
+  await zk.mkdirp(paths.jobs(NS));
+  await Promise.all(jobs.map((j) => zk.create(paths.job(NS, String(j.name)), encodeJson(parseJobConfig({ ...j, enabled: false })))));
+  const dir = mkdtempSync(join(tmpdir(), `orrery-bench-${label}-`));
+  const executor = startProcess('orrery-executor', ['--zk', server.connectString, '--root', root, '--namespace', NS, '--name', 'bench-1', '--jobs', JOBS_DIR, '--data-dir', join(dir, 'data'), '--log-level', 'warn', '--node-workers', '8'], { ORRERY_CLUSTER_TOKEN: 't' });
+  await executor.waitForLine(/"executor started"|executor registered/, 60_000).catch(() => undefined);
+  await eventually(async () => { if (!(await zk.exists(paths.executorPresence(NS, 'bench-1')))) throw new Error('no presence'); }, { timeoutMs: 60_000 });
+  const allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'warn']);
+  // Enable every job (one write each), then wait until all are applied to the executor.
+  for (const j of jobs) await zk.set(paths.job(NS, String(j.name)), encodeJson(parseJobConfig({ ...j, enabled: true })));
+  await eventually(async () => {
+    const last = String(jobs.at(-1)!.name);
+    if (!(await zk.exists(paths.jobApplied(NS, last)))) throw new Error('not applied yet');
+  }, { timeoutMs: 120_000, intervalMs: 200 });
+  return {
+    zk, root, dir, executor, allocator,
+    async close() {
+      await executor.stop(10_000);
+      await allocator.stop();
+      await zk.close();
+    },
+  };
+}
+
+interface RunRecordLite { job: string; fireTime: number; startedAt: number; trigger: string; status: string }
+
+function readRecords(dataDir: string): RunRecordLite[] {
+  const out: RunRecordLite[] = [];
+  const runs = join(dataDir, 'runs');
+  for (const job of readdirSync(runs)) {
+    for (const f of readdirSync(join(runs, job))) {
+      if (!f.endsWith('.json') || f.startsWith('.')) continue;
+      try {
+        out.push(JSON.parse(readFileSync(join(runs, job, f), 'utf8')) as RunRecordLite);
+      } catch {
+        // being written
+      }
+    }
+  }
+  return out;
+}
+
+export interface LatenessRow { scenario: string; lateness: Distribution; runs: number; missed: number; duplicates: number; failed: number }
+
+/** `count` jobs of one kind firing every second for `seconds` seconds. */
+async function lateness(server: ZooKeeperServer, scenario: string, count: number, kind: 'node' | 'shell', seconds: number): Promise<LatenessRow> {
+  const jobs = Array.from({ length: count }, (_, i) => ({
+    name: `${kind}-${String(i).padStart(4, '0')}`,
+    type: kind,
+    ...(kind === 'node' ? { handler: 'noop' } : { command: 'exit 0' }),
+    cron: '* * * * * *',
+    misfire: { policy: 'skip' },
+  }));
+  const s = await setup(server, jobs, `${kind}${count}`);
+  // Measure whole seconds, after a settling second.
+  const start = Math.ceil((Date.now() + 2000) / 1000) * 1000;
+  const end = start + seconds * 1000;
+  await new Promise((r) => setTimeout(r, end - Date.now() + 3000));
+  const records = readRecords(join(s.dir, 'data')).filter((r) => r.fireTime >= start && r.fireTime < end);
+  await s.close();
+  const seen = new Map<string, number>();
+  for (const r of records) seen.set(`${r.job}@${r.fireTime}`, (seen.get(`${r.job}@${r.fireTime}`) ?? 0) + 1);
+  const duplicates = [...seen.values()].filter((n) => n > 1).length;
+  const missed = count * seconds - seen.size;
+  return {
+    scenario,
+    lateness: distribution(records.map((r) => r.startedAt - r.fireTime)),
+    runs: records.length,
+    missed,
+    duplicates,
+    failed: records.filter((r) => r.status !== 'succeeded').length,
+  };
+}
+
+/** The floor for a burst: this machine's Node spawning 100 `sh -c 'exit 0'` at once (ms from the burst to each spawn). */
+export async function spawnFloor(rounds = 10, size = 100): Promise<Distribution> {
+  const values: number[] = [];
+  for (let r = 0; r < rounds; r += 1) {
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: size }, () => new Promise<void>((resolve) => {
+      const child = spawn('/bin/sh', ['-c', 'exit 0'], { stdio: 'ignore', detached: true });
+      child.once('spawn', () => values.push(performance.now() - t0));
+      child.once('exit', () => resolve());
+      child.once('error', () => resolve());
+    })));
+  }
+  return distribution(values);
+}
+
+function procStats(pid: number): { rssMb: number; cpuTicks: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return { rssMb: rssKb / 1024, cpuTicks: Number(stat[11]) + Number(stat[12]) };
+}
+
+export interface IdleRow { jobs: number; rssMb: number; cpuPercent: number; seconds: number }
+
+/** RSS and CPU of an executor holding 1,000 jobs that do not fire. */
+async function idle(server: ZooKeeperServer, count: number, seconds: number): Promise<IdleRow> {
+  const jobs = Array.from({ length: count }, (_, i) => ({ name: `idle-${String(i).padStart(4, '0')}`, type: 'shell', command: 'exit 0', cron: '0 0 1 1 *' }));
+  const s = await setup(server, jobs, 'idle');
+  await new Promise((r) => setTimeout(r, 3000));
+  const a = procStats(s.executor.pid);
+  const t0 = Date.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const b = procStats(s.executor.pid);
+  const elapsed = (Date.now() - t0) / 1000;
+  await s.close();
+  return { jobs: count, rssMb: b.rssMb, cpuPercent: ((b.cpuTicks - a.cpuTicks) / 100 / elapsed) * 100, seconds: elapsed };
+}
+
+export interface TxRow { runs: number; transactions: number; perRun: number }
+
+/** ZooKeeper transactions per shard run: the server's Zxid delta over a steady window ÷ the runs in it. */
+async function transactionsPerRun(server: ZooKeeperServer, seconds: number): Promise<TxRow> {
+  const jobs = Array.from({ length: 20 }, (_, i) => ({ name: `tx-${i}`, type: 'shell', command: 'exit 0', cron: '* * * * * *', shardingTotalCount: 5 }));
+  const s = await setup(server, jobs, 'tx');
+  // Start the window between two fires, when no run is in flight.
+  await eventually(() => { const m = Date.now() % 1000; if (m < 500 || m > 700) throw new Error('wait'); }, { timeoutMs: 2000, intervalMs: 5 });
+  await new Promise((r) => setTimeout(r, 2000));
+  await eventually(() => { const m = Date.now() % 1000; if (m < 500 || m > 700) throw new Error('wait'); }, { timeoutMs: 2000, intervalMs: 5 });
+  const z0 = await server.zxid();
+  const from = Date.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const z1 = await server.zxid();
+  const to = Date.now();
+  const records = readRecords(join(s.dir, 'data')).filter((r) => r.fireTime > from && r.fireTime < to);
+  await s.close();
+  return { runs: records.length, transactions: z1 - z0, perRun: (z1 - z0) / records.length };
+}
+
+export async function runExecutorBench(seconds = 60): Promise<{ rows: LatenessRow[]; floor: Distribution; idle: IdleRow; tx: TxRow }> {
+  const server = await startZooKeeper({ tickTimeMs: 500 });
+  try {
+    const floor = await spawnFloor();
+    const rows = [
+      await lateness(server, '100 node jobs', 100, 'node', seconds),
+      await lateness(server, '1,000 node jobs', 1000, 'node', seconds),
+      await lateness(server, '100 shell jobs', 100, 'shell', seconds),
+    ];
+    const idleRow = await idle(server, 1000, 20);
+    const tx = await transactionsPerRun(server, 5);
+    return { rows, floor, idle: idleRow, tx };
+  } finally {
+    await server.stop();
+  }
+}
+
+void freePort;
