@@ -45,6 +45,13 @@ export async function main(argv: readonly string[]): Promise<number> {
         void stopping.then(() => resolve(0));
       });
     }
+    // Started by a harness with an IPC channel (tests, npm start): stop when that parent is gone.
+    if (process.channel) {
+      process.once('disconnect', () => {
+        stopping ??= executor.close();
+        void stopping.then(() => resolve(0));
+      });
+    }
   });
   try {
     await executor.start();

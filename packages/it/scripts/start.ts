@@ -1,11 +1,15 @@
-// The body of `npm start` (see start.sh): starts ZooKeeper (unless ORRERY_ZK points at one) and the
-// allocator, applies the demo namespace, and stops everything it started on Ctrl-C.
+// The body of `npm start` (see start.sh): starts ZooKeeper (unless ORRERY_ZK points at one), the
+// allocator and an executor, applies the demo namespace, and stops everything it started on Ctrl-C.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startZooKeeper, type ZooKeeperServer } from '@orrery/core/testing';
+import { eventually, freePort, startZooKeeper, type ZooKeeperServer } from '@orrery/core/testing';
 import { runCli } from '@orrery/console';
 import { startProcess } from '../src/processes.js';
 
 const demoJobs = fileURLToPath(new URL('../demo/jobs.yaml', import.meta.url));
+const demoModules = fileURLToPath(new URL('../demo/jobs/', import.meta.url));
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
 
 let server: ZooKeeperServer | undefined;
@@ -27,8 +31,16 @@ if (!hasDemo && (await cli('ns', 'create', 'demo', '--description', 'demo jobs o
 if ((await cli('-n', 'demo', 'apply', '-f', demoJobs)) !== 0) process.exit(1);
 
 const shardingPort = await freePort();
-const sharding = startProcess('orrery-sharding', ['--zk', zk, '--http-port', String(shardingPort), '--http-host', '127.0.0.1', '--log-level', 'warn']);
+const sharding = startProcess('orrery-sharding', ['--zk', zk, '--http-port', String(shardingPort), '--http-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], {}, { echo: true });
 console.log(`Allocator   orrery-sharding (pid ${sharding.pid}), http://127.0.0.1:${shardingPort}/metrics`);
+const executorPort = await freePort();
+const token = process.env.ORRERY_CLUSTER_TOKEN ?? 'demo-token';
+const dataDir = mkdtempSync(join(tmpdir(), 'orrery-demo-executor-'));
+const executor = startProcess('orrery-executor', ['--zk', zk, '--namespace', 'demo', '--name', 'demo-executor', '--jobs', demoModules, '--data-dir', dataDir, '--http-port', String(executorPort), '--http-host', '127.0.0.1', '--advertise-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], { ORRERY_CLUSTER_TOKEN: token }, { echo: true });
+await eventually(async () => {
+  if (!(await fetch(`http://127.0.0.1:${executorPort}/healthz`)).ok) throw new Error('not ready');
+}, { timeoutMs: 60_000, intervalMs: 200 });
+console.log(`Executor    orrery-executor demo-executor (pid ${executor.pid}), http://127.0.0.1:${executorPort}/healthz`);
 
 console.log(`
 Orrery is running locally. Try:
@@ -36,14 +48,16 @@ Orrery is running locally. Try:
   npx orrery --zk ${zk} -n demo get jobs
   npx orrery --zk ${zk} -n demo get job hello -o json
   npx orrery --zk ${zk} -n demo get assignment
+  npx orrery --zk ${zk} -n demo run hello --items 0 --param now
+  curl -H "Authorization: Bearer ${token}" "http://127.0.0.1:${executorPort}/runs?job=hello&limit=3"
 
-Not yet part of npm start: an executor and the console — they are built by the next issues.
-Press Ctrl-C to stop.`);
+Not yet part of npm start: the console — it is built by a later issue. Press Ctrl-C to stop.`);
 
 let stopping = false;
 const stop = async (): Promise<void> => {
   if (stopping) return;
   stopping = true;
+  await executor.stop(10_000);
   await sharding.stop();
   await server?.stop();
   process.exit(0);

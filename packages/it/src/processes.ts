@@ -29,9 +29,10 @@ export interface RunningProcess {
 const all = new Set<RunningProcess>();
 
 /** Starts a bin of this repository with node. */
-export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}): RunningProcess {
+export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}, options: { echo?: boolean } = {}): RunningProcess {
+  // The IPC channel ties the process to this one: the bins stop when it closes (this process died).
   const child: ChildProcess = spawn(process.execPath, [BINS[bin], ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     env: { ...process.env, ...env },
   });
   if (child.pid === undefined) throw new OrreryError('internal', `could not start ${bin}`);
@@ -41,6 +42,7 @@ export function startProcess(bin: keyof typeof BINS, args: readonly string[], en
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line) continue;
       lines.push(line);
+      if (options.echo) process.stdout.write(`[${bin}] ${line}\n`);
       for (const w of [...waiters]) if (w.pattern.test(line)) { waiters.delete(w); w.resolve(line); }
     }
   };

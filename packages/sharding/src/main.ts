@@ -42,6 +42,8 @@ export async function main(argv: readonly string[]): Promise<number> {
         void stop(signal).then(() => resolve(0));
       });
     }
+    // Started by a harness with an IPC channel (tests, npm start): stop when that parent is gone.
+    if (process.channel) process.once('disconnect', () => void stop('parent-gone').then(() => resolve(0)));
   });
 
   try {
