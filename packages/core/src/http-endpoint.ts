@@ -1,7 +1,8 @@
 /**
- * A tiny HTTP endpoint for a process's `/metrics` (Prometheus text) and `/healthz` (JSON).
+ * A tiny HTTP endpoint for a process's `/metrics` (Prometheus text) and `/healthz` (JSON), plus
+ * whatever routes the process adds (`handle`).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Metrics } from './metrics.js';
 
@@ -12,6 +13,8 @@ export interface HttpEndpointOptions {
   metrics: Metrics;
   /** The health answer: `ok: false` gives 503. */
   health: () => { ok: boolean } & Record<string, unknown>;
+  /** More routes: answer and return true, or return false for a 404. */
+  handle?: (req: IncomingMessage, res: ServerResponse, url: URL) => boolean;
 }
 
 /** A running endpoint. */
@@ -22,7 +25,8 @@ export interface HttpEndpoint {
 
 export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<HttpEndpoint> {
   const server: Server = createServer((req, res) => {
-    const url = (req.url ?? '/').split('?')[0];
+    const parsed = new URL(req.url ?? '/', 'http://localhost');
+    const url = parsed.pathname;
     if (req.method === 'GET' && url === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
       res.end(options.metrics.render());
@@ -34,6 +38,7 @@ export async function startHttpEndpoint(options: HttpEndpointOptions): Promise<H
       res.end(JSON.stringify(health));
       return;
     }
+    if (options.handle?.(req, res, parsed)) return;
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ code: 'not-found', message: `no route ${req.method} ${url}` }));
   });

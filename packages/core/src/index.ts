@@ -19,3 +19,5 @@ export * from './metrics.js';
 export * from './logger.js';
 export * from './http-endpoint.js';
 export * from './protocol/shard-claim.js';
+export * from './serial-task.js';
+export * from './process-alive.js';

@@ -22,6 +22,7 @@ import {
   createEphemeralNode,
   createMetrics,
   createZkClient,
+  isProcessAlive,
   decodeJson,
   paths,
   readJson,
@@ -96,14 +97,6 @@ export interface Executor extends Subscribable<ExecutorEvents> {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-const isPidAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 export function createExecutor(options: ExecutorOptions): Executor {
   const name = options.name ?? hostname();
@@ -199,7 +192,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     if (!read || read.stat.ephemeralOwner === zk.sessionId) return 'free';
     const info = checkExecutorInfo(decodeJson(read.data, path));
     const host = options.advertiseHost ?? hostname();
-    if (info.ok && info.value.host === host && !isPidAlive(info.value.pid)) return 'predecessor';
+    if (info.ok && info.value.host === host && !isProcessAlive(info.value.pid)) return 'predecessor';
     const who = info.ok ? ` (host ${info.value.host}, pid ${info.value.pid}, started ${new Date(info.value.startedAt).toISOString()})` : '';
     throw new OrreryError('already-exists', `an executor named '${name}' is already online in namespace '${namespace}'${who}; give this one another --name`, {
       details: { namespace, executor: name },

@@ -7,10 +7,9 @@
  *   `Range: bytes=a-b` request (206) for tailing.
  */
 import { createReadStream, statSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import type { Metrics } from '@orrery/core';
+import { startHttpEndpoint, type HttpEndpoint, type Metrics } from '@orrery/core';
 import type { History } from './history.js';
 
 export interface ExecutorHttpOptions {
@@ -23,10 +22,7 @@ export interface ExecutorHttpOptions {
   health: () => { ok: boolean } & Record<string, unknown>;
 }
 
-export interface ExecutorHttp {
-  readonly port: number;
-  close(): Promise<void>;
-}
+export type ExecutorHttp = HttpEndpoint;
 
 const JOB = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -44,88 +40,70 @@ function authorised(req: IncomingMessage, token: string | undefined): 'ok' | 'no
 }
 
 export async function startExecutorHttp(options: ExecutorHttpOptions): Promise<ExecutorHttp> {
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    if (req.method !== 'GET') return json(res, 405, { code: 'usage', message: 'only GET' });
-    if (url.pathname === '/healthz') {
-      const h = options.health();
-      return json(res, h.ok ? 200 : 503, h);
-    }
-    if (url.pathname === '/metrics') {
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
-      res.end(options.metrics.render());
-      return;
-    }
-    if (!url.pathname.startsWith('/runs')) return json(res, 404, { code: 'not-found', message: `no route ${url.pathname}` });
-    const auth = authorised(req, options.clusterToken);
-    if (auth === 'no-token') return json(res, 403, { code: 'no-auth', message: 'run history is disabled: this executor has no ORRERY_CLUSTER_TOKEN' });
-    if (auth === 'denied') return json(res, 401, { code: 'no-auth', message: 'a valid cluster token is required (Authorization: Bearer …)' });
-
-    const parts = url.pathname.split('/').filter(Boolean);
-    if (parts.length === 1) {
-      const job = url.searchParams.get('job') ?? '';
-      if (!JOB.test(job)) return json(res, 400, { code: 'validation', message: 'job: required, [A-Za-z0-9_-]{1,64}' });
-      const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get('limit') ?? 100) || 100));
-      return json(res, 200, options.history.list(job, limit));
-    }
-    const runId = parts[1]!;
-    if (parts.length === 2) {
-      const found = options.history.get(runId);
-      return found ? json(res, 200, found.record) : json(res, 404, { code: 'not-found', message: `no run ${runId} here` });
-    }
-    if (parts.length === 3 && parts[2] === 'log') {
-      const stream = url.searchParams.get('stream') ?? 'stdout';
-      if (stream !== 'stdout' && stream !== 'stderr') return json(res, 400, { code: 'validation', message: "stream: must be 'stdout' or 'stderr'" });
-      const path = options.history.logPath(runId, stream);
-      let size = 0;
-      try {
-        if (path) size = statSync(path).size;
-      } catch {
-        size = 0;
-      }
-      if (!path || !options.history.get(runId)) return json(res, 404, { code: 'not-found', message: `no run ${runId} here` });
-      let start = Math.max(0, Number(url.searchParams.get('offset') ?? 0) || 0);
-      let end = size - 1;
-      let status = 200;
-      const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
-      if (range) {
-        if (range[1] === '' && range[2] !== '') start = Math.max(0, size - Number(range[2]));
-        else {
-          start = Number(range[1]);
-          if (range[2] !== '') end = Math.min(end, Number(range[2]));
-        }
-        if (start >= size && size > 0) {
-          res.writeHead(416, { 'content-range': `bytes */${size}` });
-          res.end();
-          return;
-        }
-        status = 206;
-      }
-      const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8', 'accept-ranges': 'bytes', 'x-log-size': String(size) };
-      if (status === 206) headers['content-range'] = `bytes ${start}-${Math.max(start, end)}/${size}`;
-      res.writeHead(status, headers);
-      if (size === 0 || start > end) {
-        res.end();
-        return;
-      }
-      createReadStream(path, { start, end }).pipe(res);
-      return;
-    }
-    return json(res, 404, { code: 'not-found', message: `no route ${url.pathname}` });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  let closing: Promise<void> | undefined;
-  return {
-    port: (server.address() as AddressInfo).port,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
-      return closing;
+  return startHttpEndpoint({
+    port: options.port,
+    host: options.host,
+    metrics: options.metrics,
+    health: options.health,
+    handle: (req, res, url) => {
+      if (!url.pathname.startsWith('/runs')) return false;
+      serveRuns(req, res, url, options);
+      return true;
     },
-  };
+  });
+}
+
+function serveRuns(req: IncomingMessage, res: ServerResponse, url: URL, options: ExecutorHttpOptions): void {
+  if (req.method !== 'GET') return json(res, 405, { code: 'usage', message: 'only GET' });
+  const auth = authorised(req, options.clusterToken);
+  if (auth === 'no-token') return json(res, 403, { code: 'no-auth', message: 'run history is disabled: this executor has no ORRERY_CLUSTER_TOKEN' });
+  if (auth === 'denied') return json(res, 401, { code: 'no-auth', message: 'a valid cluster token is required (Authorization: Bearer …)' });
+  const parts = url.pathname.split('/').filter(Boolean);
+  if (parts.length === 1) {
+    const job = url.searchParams.get('job') ?? '';
+    if (!JOB.test(job)) return json(res, 400, { code: 'validation', message: 'job: required, [A-Za-z0-9_-]{1,64}' });
+    const limit = Math.min(1000, Math.max(1, Number(url.searchParams.get('limit') ?? 100) || 100));
+    return json(res, 200, options.history.list(job, limit));
+  }
+  const runId = parts[1]!;
+  if (parts.length === 2) {
+    const found = options.history.get(runId);
+    return found ? json(res, 200, found.record) : json(res, 404, { code: 'not-found', message: `no run ${runId} here` });
+  }
+  if (parts.length !== 3 || parts[2] !== 'log') return json(res, 404, { code: 'not-found', message: `no route ${url.pathname}` });
+  const stream = url.searchParams.get('stream') ?? 'stdout';
+  if (stream !== 'stdout' && stream !== 'stderr') return json(res, 400, { code: 'validation', message: "stream: must be 'stdout' or 'stderr'" });
+  const path = options.history.logPath(runId, stream);
+  if (!path || !options.history.get(runId)) return json(res, 404, { code: 'not-found', message: `no run ${runId} here` });
+  let size = 0;
+  try {
+    size = statSync(path).size;
+  } catch {
+    size = 0;
+  }
+  let start = Math.max(0, Number(url.searchParams.get('offset') ?? 0) || 0);
+  let end = size - 1;
+  let status = 200;
+  const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '');
+  if (range) {
+    if (range[1] === '' && range[2] !== '') start = Math.max(0, size - Number(range[2]));
+    else {
+      start = Number(range[1]);
+      if (range[2] !== '') end = Math.min(end, Number(range[2]));
+    }
+    if (start >= size && size > 0) {
+      res.writeHead(416, { 'content-range': `bytes */${size}` });
+      res.end();
+      return;
+    }
+    status = 206;
+  }
+  const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8', 'accept-ranges': 'bytes', 'x-log-size': String(size) };
+  if (status === 206) headers['content-range'] = `bytes ${start}-${Math.max(start, end)}/${size}`;
+  res.writeHead(status, headers);
+  if (size === 0 || start > end) {
+    res.end();
+    return;
+  }
+  createReadStream(path, { start, end }).pipe(res);
 }

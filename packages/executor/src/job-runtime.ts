@@ -20,6 +20,7 @@ import {
   claimShard,
   completeShard,
   createLeaderLatch,
+  createSerialTask,
   createSchedule,
   decodeJson,
   encodeJson,
@@ -121,8 +122,6 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   const known = new Map<number, { version: number; state: ShardState }>();
   const startedAt = Date.now();
   const latch: LeaderLatch = createLeaderLatch(zk, paths.jobLeader(namespace, job), { id: executor });
-  let leaderBusy: Promise<void> | undefined;
-  let leaderAgain = false;
   const offs: Array<() => void> = [];
   let shardsReady = false;
 
@@ -489,26 +488,18 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
 
   // ---- job leader -----------------------------------------------------------------------------
 
-  function leaderCheck(): void {
-    if (closed || !latch.isLeader) return;
-    if (leaderBusy) {
-      leaderAgain = true;
-      return;
+  // One leader pass at a time; events during a pass ask for one more.
+  const leaderPass = createSerialTask(async () => {
+    try {
+      await releaseDeadClaims();
+      await applyAssignment();
+    } catch (error) {
+      if (!(error as OrreryError).retryable) logger.error({ err: toError(error) }, 'job leader check failed');
     }
-    leaderBusy = (async () => {
-      do {
-        leaderAgain = false;
-        try {
-          await releaseDeadClaims();
-          await applyAssignment();
-        } catch (error) {
-          if (!(error as OrreryError).retryable) logger.error({ err: toError(error) }, 'job leader check failed');
-        }
-      } while (leaderAgain && latch.isLeader && !closed);
-    })().finally(() => {
-      leaderBusy = undefined;
-    });
-  }
+  }, () => latch.isLeader && !closed);
+  const leaderCheck = (): void => {
+    if (!closed && latch.isLeader) leaderPass.trigger();
+  };
 
   /** Makes the latest assignment safe to run and publishes it as `applied`. */
   async function applyAssignment(): Promise<void> {
@@ -547,7 +538,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       emitter.emit('applied:written', { job, epoch: assignment.epoch });
     } catch (error) {
       const code = (error as OrreryError).code;
-      if (code === 'bad-version' || code === 'node-exists') leaderAgain = true;
+      if (code === 'bad-version' || code === 'node-exists') leaderCheck();
       else throw error;
     }
   }
@@ -617,7 +608,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         await Promise.all([...active.values()].map((r) => r.finished));
       }
       await latch.close();
-      await leaderBusy;
+      await leaderPass.settled();
       emitter.emit('job:stopped', { job });
     },
   };

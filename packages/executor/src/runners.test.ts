@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { isProcessAlive } from '@orrery/core';
 import { eventually } from '@orrery/core/testing';
 import { runShell } from './shell-runner.js';
 import { createNodePool } from './node-pool.js';
@@ -12,14 +13,6 @@ let n = 0;
 const io = (timeoutMs = 0) => {
   n += 1;
   return { stdoutPath: join(dir, `${n}.out`), stderrPath: join(dir, `${n}.err`), timeoutMs, killGraceMs: 500 };
-};
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 };
 const fixture = (name: string): string => fileURLToPath(new URL(`../test/fixtures/jobs/${name}`, import.meta.url));
 
@@ -55,7 +48,7 @@ describe('shell runner', () => {
     expect(result.status).toBe('timed-out');
     expect(result.message).toBe('timed out after 0.8 s');
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
-    await eventually(() => expect(alive(grandchild)).toBe(false), { timeoutMs: 5000 });
+    await eventually(() => expect(isProcessAlive(grandchild)).toBe(false), { timeoutMs: 5000 });
   });
 
   it('escalates to SIGKILL for a script that ignores SIGTERM, and stop() ends as aborted', async () => {
@@ -65,7 +58,7 @@ describe('shell runner', () => {
     const result = await run.done;
     expect(result.status).toBe('aborted');
     expect(Date.now() - t0).toBeLessThan(5000);
-    expect(alive(run.pid)).toBe(false);
+    expect(isProcessAlive(run.pid)).toBe(false);
   });
 });
 
@@ -97,7 +90,7 @@ describe('node job pool', () => {
     const result = await run.done;
     expect(result.status).toBe('timed-out');
     expect(Date.now() - t0).toBeLessThan(5000);
-    await eventually(() => expect(alive(pid)).toBe(false));
+    await eventually(() => expect(isProcessAlive(pid)).toBe(false));
     const next = await pool.run({ ...io(), runId: 'r-4', module: fixture('echo-context.ts'), context: { shardItem: 0 } }).done;
     expect(next.status).toBe('succeeded');
   });

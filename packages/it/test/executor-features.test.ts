@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { encodeJson, paths, readShard, type JobConfigInput } from '@orrery/core';
+import { encodeJson, isProcessAlive, paths, readShard, type JobConfigInput } from '@orrery/core';
 import { eventually } from '@orrery/core/testing';
 import { stopAllProcesses, type RunningProcess } from '../src/index.js';
 import { NS, TOKEN, startCluster, waitIdle, type Cluster } from './executor-support.js';
@@ -36,14 +36,6 @@ afterAll(async () => {
   await new Promise<void>((r) => hook.close(() => r()));
 });
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Applies an enabled job and waits until its shards are applied to e1. */
 async function job(config: JobConfigInput): Promise<void> {
@@ -85,7 +77,7 @@ describe('running shards', () => {
     await c.cli('run', 'slow-shell');
     await eventually(async () => expect((await lastOutcome('slow-shell'))?.status).toBe('timed-out'), { timeoutMs: 10_000 });
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
-    await eventually(() => expect(alive(grandchild)).toBe(false));
+    await eventually(() => expect(isProcessAlive(grandchild)).toBe(false));
     // A timed-out run raises one alarm to the namespace webhook.
     await eventually(() => expect(alarms.find((a) => a.job === 'slow-shell')).toMatchObject({ kind: 'run-timed-out', status: 'timed-out', executor: 'e1' }));
   });

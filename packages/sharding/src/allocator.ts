@@ -31,6 +31,7 @@ import {
   checkShardingState,
   createEmitter,
   createLeaderLatch,
+  createSerialTask,
   createTreeCache,
   decodeJson,
   encodeJson,
@@ -136,8 +137,6 @@ export function createAllocator(options: AllocatorOptions): Allocator {
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let burstStartedAt: number | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
   let alarmTimer: NodeJS.Timeout | undefined;
   const offs: Array<() => void> = [];
 
@@ -166,36 +165,27 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     }, wait);
   }
 
-  function runRounds(): void {
-    if (running) {
-      again = true;
-      return;
+  // One pass of rounds at a time; events during a pass ask for one more.
+  const rounds = createSerialTask(async () => {
+    const namespaces = [...dirty];
+    dirty.clear();
+    for (const namespace of namespaces) {
+      if (!isLeaderNow()) return;
+      try {
+        await round(namespace);
+      } catch (error) {
+        if (error instanceof Deposed) return;
+        const e = toError(error);
+        metrics.errors.inc();
+        logger.error({ err: e, namespace }, 'allocation round failed; will retry');
+        emitter.emit('error', e);
+        // Start again from what ZooKeeper holds, a little later.
+        states.delete(namespace);
+        setTimeout(() => markDirty(namespace), 1000).unref();
+      }
     }
-    running = (async () => {
-      do {
-        again = false;
-        const namespaces = [...dirty];
-        dirty.clear();
-        for (const namespace of namespaces) {
-          if (!isLeaderNow()) return;
-          try {
-            await round(namespace);
-          } catch (error) {
-            if (error instanceof Deposed) return;
-            const e = toError(error);
-            metrics.errors.inc();
-            logger.error({ err: e, namespace }, 'allocation round failed; will retry');
-            emitter.emit('error', e);
-            // Start again from what ZooKeeper holds, a little later.
-            states.delete(namespace);
-            setTimeout(() => markDirty(namespace), 1000).unref();
-          }
-        }
-      } while (again && isLeaderNow());
-    })().finally(() => {
-      running = undefined;
-    });
-  }
+  }, () => isLeaderNow());
+  const runRounds = (): void => rounds.trigger();
 
   // ---- reading the world --------------------------------------------------------------------
 
@@ -546,7 +536,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       for (const off of offs.splice(0)) off();
       if (timer) clearTimeout(timer);
       if (alarmTimer) clearInterval(alarmTimer);
-      await running;
+      await rounds.settled();
       await latch.close();
       await cache.close();
       emitter.clear();

@@ -15,6 +15,7 @@
  */
 import { OrreryError, toError } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
+import { createSerialTask } from '../serial-task.js';
 import { encodeJson } from '../json.js';
 import type { ZkClient } from '../zk/client.js';
 
@@ -52,8 +53,6 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
   let payload = encodeJson(data);
   let closed = false;
   let started: Promise<void> | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
   let firstDone: { resolve: () => void; reject: (e: Error) => void } | undefined;
   const offs: Array<() => void> = [];
 
@@ -68,7 +67,7 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
       if ((error as OrreryError).code !== 'node-exists') throw error;
       const stat = await zk.exists(path, onNodeEvent);
       if (!stat) {
-        again = true; // gone between our create and our look: try again
+        ensure(); // gone between our create and our look: try again
         return;
       }
       if (stat.ephemeralOwner !== zk.sessionId) {
@@ -96,31 +95,23 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
     if (!closed) ensure();
   }
 
-  function ensure(): void {
-    if (closed) return;
-    if (running) {
-      again = true;
-      return;
+  // One ensure pass at a time; an event during a pass asks for one more.
+  const ensurer = createSerialTask(async () => {
+    try {
+      await ensureOnce();
+    } catch (error) {
+      const e = toError(error);
+      if ((e as OrreryError).code === 'already-exists') {
+        firstDone?.reject(e);
+        return;
+      }
+      // Connection trouble: the next session or reconnect calls us again.
+      if (!(e as OrreryError).retryable) emitter.emit('error', e);
     }
-    running = (async () => {
-      do {
-        again = false;
-        try {
-          await ensureOnce();
-        } catch (error) {
-          const e = toError(error);
-          if ((e as OrreryError).code === 'already-exists') {
-            firstDone?.reject(e);
-            return;
-          }
-          // Connection trouble: the next session or reconnect calls us again.
-          if (!(e as OrreryError).retryable) emitter.emit('error', e);
-        }
-      } while (again && !closed);
-    })().finally(() => {
-      running = undefined;
-    });
-  }
+  }, () => !closed);
+  const ensure = (): void => {
+    if (!closed) ensurer.trigger();
+  };
 
   const node: EphemeralNode = {
     path,
@@ -154,7 +145,7 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
       if (closed) return;
       closed = true;
       for (const off of offs.splice(0)) off();
-      await running;
+      await ensurer.settled();
       try {
         const stat = await zk.exists(path);
         if (stat && stat.ephemeralOwner === zk.sessionId) await zk.delete(path, stat.version);

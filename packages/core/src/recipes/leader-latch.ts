@@ -19,6 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import { OrreryError, toError } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
+import { createSerialTask } from '../serial-task.js';
 import type { ZkClient } from '../zk/client.js';
 
 /** Events of a {@link LeaderLatch}. */
@@ -60,8 +61,6 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: st
   let epoch: number | undefined;
   let closed = false;
   let started: Promise<void> | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
   const offs: Array<() => void> = [];
 
   function lose(reason: LeaderLatchEvents['leader:lost']['reason']): void {
@@ -101,14 +100,14 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: st
       // Our node was deleted under us (by hand, say): leave leadership and join again.
       lose('deleted');
       ourNode = undefined;
-      again = true;
+      check();
       return;
     }
     if (index === 0) {
       if (!leader && zk.phase === 'connected') {
         const stat = await zk.exists(`${path}/${ourNode}`, onWatch);
         if (!stat) {
-          again = true;
+          check();
           return;
         }
         if (zk.phase !== 'connected' || closed) return;
@@ -121,34 +120,23 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: st
     lose('deleted');
     const predecessor = children[index - 1]!;
     const stat = await zk.exists(`${path}/${predecessor}`, onWatch);
-    if (!stat) again = true; // it went before our watch was set
+    if (!stat) check(); // it went before our watch was set
   }
 
-  function onWatch(): void {
-    check();
-  }
-
-  function check(): void {
-    if (closed) return;
-    if (running) {
-      again = true;
-      return;
+  // One check pass at a time; an event during a pass asks for one more.
+  const checker = createSerialTask(async () => {
+    try {
+      await checkOnce();
+    } catch (error) {
+      const e = toError(error);
+      // Retryable (connection trouble): the next RECONNECTED or session calls us again.
+      if (!(e as OrreryError).retryable) emitter.emit('error', e);
     }
-    running = (async () => {
-      do {
-        again = false;
-        try {
-          await checkOnce();
-        } catch (error) {
-          const e = toError(error);
-          if (!(e as OrreryError).retryable) emitter.emit('error', e);
-          // Retryable (connection trouble): the next RECONNECTED or session calls us again.
-        }
-      } while (again && !closed);
-    })().finally(() => {
-      running = undefined;
-    });
-  }
+  }, () => !closed);
+  const check = (): void => {
+    if (!closed) checker.trigger();
+  };
+  const onWatch = (): void => check();
 
   const latch: LeaderLatch = {
     path,
@@ -176,7 +164,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: st
         await zk.whenConnected();
         // The first check creates our node; later ones (events) reuse it.
         check();
-        while (running && !ourNode && !closed) await running;
+        await checker.settled();
       })();
       return started;
     },
@@ -211,7 +199,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: st
       closed = true;
       for (const off of offs.splice(0)) off();
       await started?.catch(() => undefined);
-      await running;
+      await checker.settled();
       lose('closed');
       const node = ourNode;
       ourNode = undefined;

@@ -3,19 +3,12 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createZkClient } from '../zk/client.js';
+import { isProcessAlive } from '../process-alive.js';
 import { waitForEvent } from '../events.js';
 import { startEnsemble, startZooKeeper } from './zk-server.js';
 import { eventually } from './eventually.js';
 import { uniqueRoot } from './unique-root.js';
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('ZooKeeper launcher', () => {
   it('starts a standalone server on a free port, and stop() ends it by pid and removes its data', async () => {
@@ -23,9 +16,9 @@ describe('ZooKeeper launcher', () => {
     expect(server.clientPort).not.toBe(2181);
     expect(await server.fourLetter('ruok')).toBe('imok');
     expect(await server.mode()).toBe('standalone');
-    expect(alive(server.pid)).toBe(true);
+    expect(isProcessAlive(server.pid)).toBe(true);
     await server.stop();
-    expect(alive(server.pid)).toBe(false);
+    expect(isProcessAlive(server.pid)).toBe(false);
     expect(existsSync(server.dataDir)).toBe(false);
     await server.stop(); // idempotent
   });
@@ -42,9 +35,9 @@ describe('ZooKeeper launcher', () => {
       });
       child.once('exit', (code) => reject(new Error(`fixture exited early with ${code}`)));
     });
-    expect(alive(pid)).toBe(true);
+    expect(isProcessAlive(pid)).toBe(true);
     child.kill('SIGKILL');
-    await eventually(() => expect(alive(pid)).toBe(false), { timeoutMs: 10_000 });
+    await eventually(() => expect(isProcessAlive(pid)).toBe(false), { timeoutMs: 10_000 });
     await eventually(() => expect(existsSync(dataDir)).toBe(false), { timeoutMs: 10_000 });
   });
 
@@ -72,7 +65,7 @@ describe('ZooKeeper launcher', () => {
       await zk.close();
       await ensemble.stop();
     }
-    for (const s of ensemble.servers) expect(alive(s.pid)).toBe(false);
+    for (const s of ensemble.servers) expect(isProcessAlive(s.pid)).toBe(false);
   });
 
   it('keeps sessions and data across a kill -9 and restart of a standalone server', async () => {
@@ -84,7 +77,7 @@ describe('ZooKeeper launcher', () => {
       const oldPid = server.pid;
       const reconnected = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'RECONNECTED', timeoutMs: 20_000 });
       await server.kill();
-      expect(alive(oldPid)).toBe(false);
+      expect(isProcessAlive(oldPid)).toBe(false);
       await server.restart();
       await reconnected;
       expect(server.pid).not.toBe(oldPid);
