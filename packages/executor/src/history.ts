@@ -5,8 +5,7 @@
  * Layout: `<dataDir>/runs/<job>/<runId>.json`, `<runId>.stdout.log`, `<runId>.stderr.log`.
  * Run ids start with the start time in base 36 (sortable).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFile } from 'node:fs';
 import { join } from 'node:path';
 import type { ShardOutcome } from '@orrery/core';
 
@@ -31,7 +30,7 @@ export interface History {
   readonly dir: string;
   /** Paths of a run's log files (created as needed). */
   logPaths(job: string, runId: string): { stdout: string; stderr: string };
-  /** Writes the record (atomically: a temporary file renamed). */
+  /** Writes the record. */
   save(record: RunRecord): Promise<void>;
   /** Newest first. */
   list(job: string, limit?: number): RunRecord[];
@@ -77,11 +76,11 @@ export function createHistory(options: HistoryOptions): History {
       const d = jobDir(job);
       return { stdout: join(d, `${runId}.stdout.log`), stderr: join(d, `${runId}.stderr.log`) };
     },
-    async save(record) {
-      const d = jobDir(record.job);
-      const tmp = join(d, `.${record.runId}.json.tmp`);
-      await writeFile(tmp, JSON.stringify(record));
-      await rename(tmp, join(d, `${record.runId}.json`));
+    save(record) {
+      // One write (no temporary file and rename: this is per run, on the executor's hot path);
+      // readers skip a record they catch half-written.
+      const path = join(jobDir(record.job), `${record.runId}.json`);
+      return new Promise<void>((resolve, reject) => writeFile(path, JSON.stringify(record), (error) => (error ? reject(error) : resolve())));
     },
     list(job, limit = 100) {
       let names: string[];

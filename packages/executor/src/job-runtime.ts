@@ -42,7 +42,7 @@ import {
 } from '@orrery/core';
 import type { ExecutorEvents } from './executor-events.js';
 import type { ExecutorMetrics } from './executor-metrics.js';
-import { planFire } from './fire-plan.js';
+import { ON_TIME_TOLERANCE_MS, planFire } from './fire-plan.js';
 import type { History, RunRecord } from './history.js';
 import type { JobModules } from './job-modules.js';
 import type { NodePool } from './node-pool.js';
@@ -113,6 +113,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   let applied: Applied | undefined;
   let effective = new Set<number>();
   let handledUntil = 0;
+  /** The next fire time as planned at the last tick (the common case needs no re-planning). */
+  let planned: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
   const active = new Map<number, ActiveRun>();
@@ -194,6 +196,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       || before.pausePeriodDate !== next.pausePeriodDate || before.pausePeriodTime !== next.pausePeriodTime || before.enabled !== next.enabled;
     if (scheduleChanged) {
       schedule = next.cron ? createSchedule({ cron: next.cron, timeZone: next.timeZone, pausePeriodDate: next.pausePeriodDate, pausePeriodTime: next.pausePeriodTime }) : undefined;
+      planned = undefined;
       // From now on; a first start looks back over the misfire threshold (a restart or a new shard).
       handledUntil = before ? Date.now() : Date.now() - (next.misfire.policy === 'fire-once' ? next.misfire.thresholdSeconds * 1000 : 0);
       if (before) logger.info({ cron: next.cron, enabled: next.enabled }, 'job schedule changed');
@@ -231,13 +234,22 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     stopTimer();
     if (closed || !config || !config.enabled || !schedule) return;
     const now = Date.now();
+    // Fast path: the planned fire time has come, on time: fire first, plan the next one after.
+    if (planned !== undefined && planned > handledUntil && planned <= now && now - planned <= ON_TIME_TOLERANCE_MS) {
+      handledUntil = planned;
+      fire(planned, 'cron');
+      planned = schedule.next(handledUntil);
+      if (planned !== undefined) timer = setTimeout(tick, Math.min(Math.max(0, planned - Date.now()), 3_600_000));
+      return;
+    }
     const plan = planFire(schedule, handledUntil, now, config.misfire);
     handledUntil = plan.handledUntil;
     for (const t of plan.skipped) {
       metrics.fires.inc({ outcome: 'misfire' });
       emitter.emit('fire:skipped', { job, item: undefined, fireTime: t, reason: 'misfire' });
     }
-    if (plan.fire !== undefined) fire(plan.fire, now - plan.fire > 1000 ? 'misfire' : 'cron');
+    if (plan.fire !== undefined) fire(plan.fire, now - plan.fire > ON_TIME_TOLERANCE_MS ? 'misfire' : 'cron');
+    planned = plan.next;
     if (plan.next === undefined) return;
     // Long waits are re-planned at least hourly (a timer cannot wait more than ~24 days).
     timer = setTimeout(tick, Math.min(Math.max(0, plan.next - Date.now()), 3_600_000));
@@ -410,7 +422,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     await ctx.history.save({ ...outcome, job, item, trigger, recorded }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
     metrics.runs.inc({ outcome: outcome.status });
     metrics.duration.observe(outcome.durationMs / 1000, { outcome: outcome.status });
-    logger.info({ item, fireTime, runId: run.runId, status: outcome.status, durationMs: outcome.durationMs, recorded, attempt }, 'run finished');
+    // Every run is in the history; the log gets a line per run only at debug, or when it did not succeed.
+    const level = outcome.status === 'succeeded' ? 'debug' : 'warn';
+    logger[level]({ item, fireTime, runId: run.runId, status: outcome.status, durationMs: outcome.durationMs, recorded, attempt, message: outcome.message }, 'run finished');
     emitter.emit('run:finished', { job, item, fireTime, runId: run.runId, status: outcome.status, recorded, attempt });
 
     if (!recorded || closed) return;

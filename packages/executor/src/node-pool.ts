@@ -5,7 +5,7 @@
  * event loop (which carries its ZooKeeper pings) never runs job code.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createLazyFile, type LazyFile } from './lazy-file.js';
 import { fileURLToPath } from 'node:url';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 import { END_MARK, type ParentMessage, type WorkerMessage } from './node-protocol.js';
@@ -52,8 +52,8 @@ interface Active {
   startedAt: number;
   stdout: OutputTail;
   stderr: OutputTail;
-  stdoutFile: WriteStream;
-  stderrFile: WriteStream;
+  stdoutFile: LazyFile;
+  stderrFile: LazyFile;
   ended?: 'timed-out' | StopReason;
   timers: NodeJS.Timeout[];
   /** The worker's report, and the streams whose end mark arrived. */
@@ -175,7 +175,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     if (!message && status === 'aborted') message = `stopped (${a.ended})`;
     const result: RunResult = { status, exitCode, signal, message, stdoutTail: a.stdout.text(), stderrTail: a.stderr.text(), startedAt: a.startedAt, endedAt: Date.now() };
     // The log files are complete before the run is reported done.
-    void Promise.all([new Promise((r) => a.stdoutFile.end(r)), new Promise((r) => a.stderrFile.end(r))]).then(() => a.resolve(result));
+    void Promise.all([a.stdoutFile.end(), a.stderrFile.end()]).then(() => a.resolve(result));
     // A worker whose run was cut short may be in any state: it does not run another job.
     if (a.ended) kill(worker, 'SIGKILL');
     else {
@@ -210,8 +210,8 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         startedAt: Date.now(),
         stdout: createOutputTail(),
         stderr: createOutputTail(),
-        stdoutFile: createWriteStream(spec.stdoutPath, { flags: 'a' }),
-        stderrFile: createWriteStream(spec.stderrPath, { flags: 'a' }),
+        stdoutFile: createLazyFile(spec.stdoutPath),
+        stderrFile: createLazyFile(spec.stderrPath),
         timers: [],
         marks: new Set(),
         resolve: () => undefined,
@@ -225,8 +225,8 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
           // Still queued: it never started.
           const i = queue.findIndex((q) => q.active === active);
           if (i >= 0) queue.splice(i, 1);
-          active.stdoutFile.end();
-          active.stderrFile.end();
+          void active.stdoutFile.end();
+          void active.stderrFile.end();
           active.resolve({ status: why === 'timed-out' ? 'timed-out' : 'aborted', exitCode: null, signal: null, message: `stopped before it started (${why})`, stdoutTail: '', stderrTail: '', startedAt: active.startedAt, endedAt: Date.now() });
           return;
         }

@@ -6,7 +6,8 @@
  * Exit 0 = succeeded. A script may write `{"message": "..."}` to `$ORRERY_RESULT_FILE`.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import { createLazyFile } from './lazy-file.js';
 import { createOutputTail } from './output-tail.js';
 import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
 
@@ -43,8 +44,8 @@ export function runShell(spec: ShellRunSpec): RunHandle {
   if (pgid) spec.onSpawn?.(pgid);
   const stdoutTail = createOutputTail();
   const stderrTail = createOutputTail();
-  const stdoutFile = createWriteStream(spec.stdoutPath, { flags: 'a' });
-  const stderrFile = createWriteStream(spec.stderrPath, { flags: 'a' });
+  const stdoutFile = createLazyFile(spec.stdoutPath);
+  const stderrFile = createLazyFile(spec.stderrPath);
   let outEnded = false;
   let errEnded = false;
   child.stdout!.once('end', () => { outEnded = true; });
@@ -79,7 +80,7 @@ export function runShell(spec: ShellRunSpec): RunHandle {
         child.stdout?.destroy();
         child.stderr?.destroy();
         // The log files are complete before the run is reported done.
-        const flushed = Promise.all([new Promise((r) => stdoutFile.end(r)), new Promise((r) => stderrFile.end(r))]);
+        const flushed = Promise.all([stdoutFile.end(), stderrFile.end()]);
         let message = '';
         try {
           const parsed = JSON.parse(readFileSync(spec.resultFile, 'utf8')) as { message?: unknown };
