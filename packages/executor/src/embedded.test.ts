@@ -1,0 +1,54 @@
+// createExecutor embedded in this process, against the real ZooKeeper of the test run (the
+// allocator's part is played by writing the assignment, summary and applied nodes directly).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { createZkClient, encodeJson, parseJobConfig, paths, waitForEvent, type ZkClient } from '@orrery/core';
+import { uniqueRoot } from '@orrery/core/testing';
+import { createExecutor, type Executor } from './index.js';
+
+const zkConnect = inject('zkConnect');
+const root = uniqueRoot('embedded');
+let admin: ZkClient | undefined;
+let executor: Executor | undefined;
+afterAll(async () => {
+  await executor?.close();
+  await admin?.close();
+});
+
+describe('createExecutor (embedded)', () => {
+  it('registers, follows its summary and runs a Node job on run-now', async () => {
+    admin = createZkClient({ connect: zkConnect, root });
+    await admin.start();
+    await admin.mkdirp(paths.jobs('emb'));
+    await admin.set(paths.namespace('emb'), encodeJson({ description: '', alarm: { silenceSeconds: 300 }, createdAt: 0 }));
+    await admin.create(paths.job('emb', 'ctx'), encodeJson(parseJobConfig({ name: 'ctx', type: 'node', handler: 'echo-context', enabled: true, shardingTotalCount: 2 })));
+    executor = createExecutor({
+      connect: zkConnect, root, namespace: 'emb', name: 'in-process',
+      jobsDir: fileURLToPath(new URL('../test/fixtures/jobs/', import.meta.url)),
+      dataDir: mkdtempSync(join(tmpdir(), 'emb-')),
+    });
+    await executor.start();
+    const info = JSON.parse((await admin.get(paths.executorPresence('emb', 'in-process'))).data!.toString()) as { handlers: string[] };
+    expect(info.handlers).toEqual(['echo-context', 'fails', 'ignores-signal', 'sleeps']);
+    // What the allocator and the job leader would write.
+    const items = { 'in-process': [0, 1] };
+    await admin.create(paths.jobAssignment('emb', 'ctx'), encodeJson({ epoch: 1, allocatorEpoch: 1, items, unassigned: [] }));
+    await admin.create(paths.jobApplied('emb', 'ctx'), encodeJson({ epoch: 1, allocatorEpoch: 1, items }));
+    const changed = waitForEvent(executor, 'items:changed', { predicate: (e) => e.items.length === 2 });
+    await admin.create(paths.executorAssignment('emb', 'in-process'), encodeJson({ allocatorEpoch: 1, jobs: { ctx: { epoch: 1, items: [0, 1] } } }));
+    await changed;
+    expect(executor.jobs()).toEqual(['ctx']);
+    const finished: number[] = [];
+    const both = new Promise<void>((resolve) => executor!.on('run:finished', (e) => { finished.push(e.item); if (finished.length === 2) resolve(); }));
+    await admin.mkdirp(paths.jobCommands('emb', 'ctx'));
+    await admin.create(`${paths.jobCommands('emb', 'ctx')}/cmd-`, encodeJson({ kind: 'run', requestedAt: Date.now() }), 'persistent-sequential');
+    await both;
+    expect(finished.sort()).toEqual([0, 1]);
+    const records = executor.history.list('ctx');
+    expect(records.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+    expect(records[0]!.message).toMatch(/^done emb\/ctx#[01] fire=\d+ token=\d+ owner=true$/);
+  });
+});
