@@ -36,6 +36,7 @@ import {
   type ZkClient,
 } from '@orrery/core';
 import type { ExecutorEvents } from './executor-events.js';
+import { createClaimLead } from './claim-lead.js';
 import { createExecutorMetrics } from './executor-metrics.js';
 import { createHistory, type History } from './history.js';
 import { startExecutorHttp, type ExecutorHttp } from './http-api.js';
@@ -110,6 +111,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const tmpDir = join(dataDir, 'tmp');
   const history = createHistory({ dataDir, maxAgeMs: options.historyMaxAgeMs, maxBytes: options.historyMaxBytes });
   const runtimes = new Map<string, JobRuntime>();
+  const claimLead = createClaimLead();
   let modules: JobModules = new Map();
   let nodePool: NodePool | undefined;
   let presence: EphemeralNode | undefined;
@@ -138,7 +140,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     if (!r) {
       r = createJobRuntime({
         zk, namespace, executor: name, logger, emitter, metrics, history, nodePool: nodePool!, modules,
-        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive,
+        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive, claimLead,
       }, job);
       runtimes.set(job, r);
       metrics.jobs.set(runtimes.size);

@@ -42,6 +42,7 @@ import {
 } from '@orrery/core';
 import type { ExecutorEvents } from './executor-events.js';
 import type { ExecutorMetrics } from './executor-metrics.js';
+import type { ClaimLead } from './claim-lead.js';
 import { ON_TIME_TOLERANCE_MS, planFire } from './fire-plan.js';
 import type { History, RunRecord } from './history.js';
 import type { JobModules } from './job-modules.js';
@@ -68,6 +69,8 @@ export interface RuntimeContext {
   isAlive(executor: string, session: string): Promise<boolean>;
   /** Records a shell run's process group (orphan cleanup). */
   trackProcessGroup?(pgid: number, done: Promise<unknown>): void;
+  /** How early to claim a cron fire's shards so that runs start on time (see claim-lead.ts). */
+  claimLead: ClaimLead;
 }
 
 interface ActiveRun {
@@ -230,16 +233,26 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     timer = undefined;
   }
 
+  /** Wakes up `lead` ms before the planned fire (claims go out early; runs start on time). */
+  function arm(): void {
+    if (planned === undefined) return;
+    const period = Math.max(0, planned - handledUntil);
+    const lead = Math.min(ctx.claimLead.leadMs(), Math.floor(period * 0.4));
+    timer = setTimeout(tick, Math.min(Math.max(0, planned - lead - Date.now()), 3_600_000));
+  }
+
   function tick(): void {
     stopTimer();
     if (closed || !config || !config.enabled || !schedule) return;
     const now = Date.now();
-    // Fast path: the planned fire time has come, on time: fire first, plan the next one after.
-    if (planned !== undefined && planned > handledUntil && planned <= now && now - planned <= ON_TIME_TOLERANCE_MS) {
-      handledUntil = planned;
-      fire(planned, 'cron');
+    // Fast path: the planned fire is at hand (just ahead, or on time): fire first, plan after.
+    if (planned !== undefined && planned > handledUntil && now - planned <= ON_TIME_TOLERANCE_MS && planned - now <= ctx.claimLead.maxLeadMs + 50) {
+      const fireTime = planned;
+      handledUntil = fireTime;
+      if (fireTime > now) fireEarly(fireTime);
+      else fire(fireTime, 'cron');
       planned = schedule.next(handledUntil);
-      if (planned !== undefined) timer = setTimeout(tick, Math.min(Math.max(0, planned - Date.now()), 3_600_000));
+      arm();
       return;
     }
     const plan = planFire(schedule, handledUntil, now, config.misfire);
@@ -250,18 +263,29 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
     if (plan.fire !== undefined) fire(plan.fire, now - plan.fire > ON_TIME_TOLERANCE_MS ? 'misfire' : 'cron');
     planned = plan.next;
-    if (plan.next === undefined) return;
     // Long waits are re-planned at least hourly (a timer cannot wait more than ~24 days).
-    timer = setTimeout(tick, Math.min(Math.max(0, plan.next - Date.now()), 3_600_000));
+    arm();
   }
 
   function fire(fireTime: number, trigger: Trigger): void {
     for (const item of [...effective].sort((a, b) => a - b)) void runShard(item, fireTime, trigger, 1);
   }
 
+  /**
+   * A fire just ahead: idle items are claimed now and start at the fire time; an item still running
+   * here is left to the overlap policy at the fire time itself, as if nothing were early.
+   */
+  function fireEarly(fireTime: number): void {
+    for (const item of [...effective].sort((a, b) => a - b)) {
+      if (active.has(item)) {
+        setTimeout(() => void runShard(item, fireTime, 'cron', 1), Math.max(0, fireTime - Date.now())).unref();
+      } else void runShard(item, fireTime, 'cron', 1, undefined, fireTime);
+    }
+  }
+
   // ---- one run --------------------------------------------------------------------------------
 
-  async function runShard(item: number, fireTime: number, trigger: Trigger, attempt: number, param?: string): Promise<void> {
+  async function runShard(item: number, fireTime: number, trigger: Trigger, attempt: number, param?: string, startAt?: number): Promise<void> {
     const c = config;
     if (closed || !c || !effective.has(item)) return;
     if (zk.phase !== 'connected') {
@@ -287,7 +311,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     run.finished = new Promise<void>((r) => { release = r; });
     active.set(item, run);
     try {
-      await execute(c, item, fireTime, trigger, attempt, param, run);
+      await execute(c, item, fireTime, trigger, attempt, param, run, startAt);
     } catch (error) {
       logger.error({ err: toError(error), item, fireTime }, 'run failed to execute');
       emitter.emit('error', toError(error));
@@ -302,7 +326,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
   }
 
-  async function execute(c: JobConfig, item: number, fireTime: number, trigger: Trigger, attempt: number, param: string | undefined, run: ActiveRun): Promise<void> {
+  async function execute(c: JobConfig, item: number, fireTime: number, trigger: Trigger, attempt: number, param: string | undefined, run: ActiveRun, startAt?: number): Promise<void> {
     if (!shardsReady) {
       await zk.mkdirp(paths.jobShards(namespace, job));
       shardsReady = true;
@@ -316,6 +340,15 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       rerun: attempt > 1 || trigger === 'run-now' || trigger === 'downstream',
       ...(knownState ? { known: knownState } : {}),
     });
+    if (trigger === 'cron') ctx.claimLead.observe(fireTime, Date.now() - startedAt);
+    if (claim.claimed && startAt !== undefined && Date.now() < startAt) {
+      // Claimed ahead of the fire time: start on the dot, unless the item or the job went meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
+      if (closed || !config?.enabled || !effective.has(item)) {
+        await releaseClaim(item, claim.claim);
+        return;
+      }
+    }
     if (!claim.claimed) {
       const reason = claim.reason;
       if (reason === 'running' && c.overlap !== 'skip' && claim.holder.executor !== executor) {
@@ -331,6 +364,17 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       return;
     }
     return runClaimed(c, item, fireTime, trigger, attempt, param, run, claim.claim);
+  }
+
+  /** Gives back a claim whose run never started (one compare-and-set back to idle). */
+  async function releaseClaim(item: number, claim: Claim): Promise<void> {
+    const idle: ShardState = { state: 'idle', ...(claim.state.last ? { last: claim.state.last } : {}) };
+    try {
+      const stat = await zk.set(claim.path, encodeJson(idle), claim.version);
+      known.set(item, { version: stat.version, state: idle });
+    } catch (error) {
+      if ((error as OrreryError).code !== 'bad-version' && (error as OrreryError).code !== 'no-node') throw error;
+    }
   }
 
   async function waitForIdle(path: string, timeoutMs: number): Promise<void> {
