@@ -1,14 +1,16 @@
 /**
- * A pool of child processes for Node jobs. Each worker runs one job at a time; a timeout or stop
+ * A pool of child processes for Node jobs. Each worker runs one job at a time (one IPC message each
+ * way; the worker writes the run's logs itself — see node-worker.ts); a timeout or stop
  * aborts `ctx.signal`, then kills the worker's whole process group after the grace — a hard stop
  * even for code that ignores the signal — and a fresh worker takes its place. The executor's own
  * event loop (which carries its ZooKeeper pings) never runs job code.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { createLazyFile, type LazyFile } from './lazy-file.js';
 import { fileURLToPath } from 'node:url';
 import { createOutputTail, type OutputTail } from './output-tail.js';
-import { END_MARK, type ParentMessage, type WorkerMessage } from './node-protocol.js';
+import type { ParentMessage, WorkerMessage } from './node-protocol.js';
 import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
 
 const WORKER = fileURLToPath(new URL('./node-worker.ts', import.meta.url));
@@ -56,19 +58,27 @@ interface Active {
   stderrFile: LazyFile;
   ended?: 'timed-out' | StopReason;
   timers: NodeJS.Timeout[];
-  /** The worker's report, and the streams whose end mark arrived. */
-  reported?: Extract<WorkerMessage, { type: 'done' }>;
-  marks: Set<'stdout' | 'stderr'>;
+  /** The tails the worker captured (absent when it was killed: then read from the log files). */
+  workerTails?: { stdout: string; stderr: string };
   resolve: (r: RunResult) => void;
   worker?: Worker;
 }
 
-/** The length of the longest proper prefix of `mark` that `data` ends with. */
-function partialMark(data: Buffer, mark: Buffer): number {
-  for (let k = Math.min(mark.length - 1, data.length); k > 0; k -= 1) {
-    if (data.subarray(data.length - k).equals(mark.subarray(0, k))) return k;
+/** The last `limit` bytes of a file ('' when there is none). */
+function fileTail(path: string, limit = 4096): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const size = fstatSync(fd).size;
+    const length = Math.min(limit, size);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, size - length);
+    return buffer.toString('utf8').replace(/^\uFFFD+/, '');
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
-  return 0;
 }
 
 export function createNodePool(options: NodePoolOptions = {}): NodePool {
@@ -98,40 +108,15 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       }),
       exited: new Promise<void>((resolve) => child.once('exit', () => resolve())),
     };
-    // A run is over when its 'done' message and the end marks on both streams have all arrived
-    // (the three travel on different pipes, in no guaranteed order).
-    const mark = Buffer.from(END_MARK);
-    const streamReader = (which: 'stdout' | 'stderr') => {
-      let carry = Buffer.alloc(0);
-      return (chunk: Buffer): void => {
-        let data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
-        carry = Buffer.alloc(0);
-        for (;;) {
-          const at = data.indexOf(mark);
-          const a = worker.current;
-          if (at < 0) {
-            // Keep a possible start of a mark for the next chunk.
-            const cut = partialMark(data, mark);
-            const body = data.subarray(0, data.length - cut);
-            carry = Buffer.from(data.subarray(data.length - cut));
-            if (a && body.length > 0) { a[which].push(body); (which === 'stdout' ? a.stdoutFile : a.stderrFile).write(body); }
-            return;
-          }
-          const body = data.subarray(0, at);
-          if (a && body.length > 0) { a[which].push(body); (which === 'stdout' ? a.stdoutFile : a.stderrFile).write(body); }
-          if (a) a.marks.add(which);
-          data = data.subarray(at + mark.length);
-          maybeFinish(worker);
-        }
-      };
-    };
-    child.stdout!.on('data', streamReader('stdout'));
-    child.stderr!.on('data', streamReader('stderr'));
+    // The worker writes the run's logs itself; what reaches the pipes is stray output (from a
+    // process the job started, say): it goes to the current run's files too, best effort.
+    child.stdout!.on('data', (c: Buffer) => { worker.current?.stdout.push(c); worker.current?.stdoutFile.write(c); });
+    child.stderr!.on('data', (c: Buffer) => { worker.current?.stderr.push(c); worker.current?.stderrFile.write(c); });
     child.on('message', (m: WorkerMessage) => {
-      if (m.type === 'done' && worker.current && worker.current.spec.runId === m.runId) {
-        worker.current.reported = m;
-        maybeFinish(worker);
-      }
+      const a = worker.current;
+      if (m.type !== 'done' || !a || a.spec.runId !== m.runId) return;
+      a.workerTails = { stdout: m.stdoutTail, stderr: m.stderrTail };
+      finish(worker, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
     });
     child.once('exit', (code, signal) => {
       workers.delete(worker);
@@ -147,13 +132,6 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     });
     child.unref();
     return worker;
-  }
-
-  function maybeFinish(worker: Worker): void {
-    const a = worker.current;
-    if (!a?.reported || !a.marks.has('stdout') || !a.marks.has('stderr')) return;
-    const m = a.reported;
-    finish(worker, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
   }
 
   function kill(worker: Worker, signal: NodeJS.Signals): void {
@@ -173,9 +151,14 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     for (const t of a.timers) clearTimeout(t);
     if (!message && status === 'timed-out') message = `timed out after ${a.spec.timeoutMs / 1000} s`;
     if (!message && status === 'aborted') message = `stopped (${a.ended})`;
-    const result: RunResult = { status, exitCode, signal, message, stdoutTail: a.stdout.text(), stderrTail: a.stderr.text(), startedAt: a.startedAt, endedAt: Date.now() };
-    // The log files are complete before the run is reported done.
-    void Promise.all([a.stdoutFile.end(), a.stderrFile.end()]).then(() => a.resolve(result));
+    const endedAt = Date.now();
+    // The log files are complete before the run is reported done; a killed worker sent no tails,
+    // so they come from the files it wrote.
+    void Promise.all([a.stdoutFile.end(), a.stderrFile.end()]).then(() => {
+      const stdoutTail = (a.workerTails?.stdout ?? fileTail(a.spec.stdoutPath)) + a.stdout.text();
+      const stderrTail = (a.workerTails?.stderr ?? fileTail(a.spec.stderrPath)) + a.stderr.text();
+      a.resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.slice(-4096), stderrTail: stderrTail.slice(-4096), startedAt: a.startedAt, endedAt });
+    });
     // A worker whose run was cut short may be in any state: it does not run another job.
     if (a.ended) kill(worker, 'SIGKILL');
     else {
@@ -213,7 +196,6 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         stdoutFile: createLazyFile(spec.stdoutPath),
         stderrFile: createLazyFile(spec.stderrPath),
         timers: [],
-        marks: new Set(),
         resolve: () => undefined,
       };
       const done = new Promise<RunResult>((resolve) => { active.resolve = resolve; });
@@ -244,7 +226,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
           if (spec.timeoutMs > 0) active.timers.push(setTimeout(() => terminate('timed-out'), spec.timeoutMs));
           void worker.ready.then(() => {
             if (worker.current !== active) return;
-            const message: ParentMessage = { type: 'run', runId: spec.runId, module: spec.module, context: spec.context };
+            const message: ParentMessage = { type: 'run', runId: spec.runId, module: spec.module, context: spec.context, stdoutPath: spec.stdoutPath, stderrPath: spec.stderrPath };
             worker.child.send(message, () => undefined);
           });
         },

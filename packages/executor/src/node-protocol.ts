@@ -2,14 +2,11 @@
 
 /** Executor → worker. */
 export type ParentMessage =
-  | { type: 'run'; runId: string; module: string; context: Record<string, unknown> }
+  | { type: 'run'; runId: string; module: string; context: Record<string, unknown>; stdoutPath: string; stderrPath: string }
   | { type: 'abort'; reason: string }
   | { type: 'ownership'; owner: boolean };
 
-/** Worker → executor. */
+/** Worker → executor: the run ended (its log files are complete). */
 export type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'done'; runId: string; ok: boolean; message: string };
-
-/** Written by a worker to stdout and stderr when a run's output is complete. */
-export const END_MARK = '\u0000orrery-run-end\u0000\n';
+  | { type: 'done'; runId: string; ok: boolean; message: string; stdoutTail: string; stderrTail: string };

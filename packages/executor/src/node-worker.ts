@@ -1,28 +1,64 @@
 /**
- * The child process that runs Node jobs for the executor's pool, one run at a time. It speaks a
- * small typed protocol over the IPC channel (see node-protocol.ts); its stdout and stderr are the
- * current run's log.
+ * The child process that runs Node jobs for the executor's pool, one run at a time, speaking a small
+ * typed protocol over the IPC channel (node-protocol.ts).
+ *
+ * The worker captures the run's own output itself — `ctx.log`, `console.*`, `process.stdout/stderr
+ * .write` — into the run's log files (opened on the first output) and its 4 KB tails, so a run costs
+ * one message each way. Output written straight to the worker's file descriptors (by a child
+ * process the job starts, say) still reaches the executor through the pipes, best effort.
  */
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
-import { END_MARK, type ParentMessage, type WorkerMessage } from './node-protocol.js';
+import type { ParentMessage, WorkerMessage } from './node-protocol.js';
+import { createOutputTail, type OutputTail } from './output-tail.js';
+
+interface Capture {
+  path: string;
+  file: WriteStream | undefined;
+  tail: OutputTail;
+}
 
 let controller: AbortController | undefined;
 const modules = new Map<string, { run?: (ctx: unknown) => unknown }>();
 let owner = true;
+let current: { stdout: Capture; stderr: Capture } | undefined;
 
 const send = (message: WorkerMessage): void => {
   process.send?.(message);
 };
 
-const flush = (stream: NodeJS.WriteStream, text: string): Promise<void> =>
-  new Promise((resolve) => stream.write(text, () => resolve()));
+function capture(which: 'stdout' | 'stderr', chunk: unknown): boolean {
+  const c = current?.[which];
+  if (!c) return false;
+  const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+  c.tail.push(buffer);
+  c.file ??= createWriteStream(c.path, { flags: 'a' });
+  c.file.write(buffer);
+  return true;
+}
 
-/** Marks the end of the run's output on both streams, then reports: the parent waits for all three. */
-async function finish(message: WorkerMessage): Promise<void> {
-  await flush(process.stdout, END_MARK);
-  await flush(process.stderr, END_MARK);
-  send(message);
+// Route the run's JavaScript output into its capture (the real streams stay for stray output).
+for (const which of ['stdout', 'stderr'] as const) {
+  const stream = process[which];
+  const original = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+    if (capture(which, chunk)) {
+      const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      callback?.();
+      return true;
+    }
+    return original(chunk, ...rest);
+  }) as typeof stream.write;
+}
+
+const endFile = (c: Capture): Promise<void> => new Promise((resolve) => (c.file ? c.file.end(() => resolve()) : resolve()));
+
+async function finish(runId: string, ok: boolean, message: string): Promise<void> {
+  const c = current;
+  current = undefined;
+  if (c) await Promise.all([endFile(c.stdout), endFile(c.stderr)]);
+  send({ type: 'done', runId, ok, message, stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '' });
 }
 
 process.on('message', (raw: ParentMessage) => {
@@ -37,6 +73,10 @@ process.on('message', (raw: ParentMessage) => {
   if (raw.type !== 'run') return;
   controller = new AbortController();
   owner = true;
+  current = {
+    stdout: { path: raw.stdoutPath, file: undefined, tail: createOutputTail() },
+    stderr: { path: raw.stderrPath, file: undefined, tail: createOutputTail() },
+  };
   const signal = controller.signal;
   void (async () => {
     try {
@@ -55,12 +95,11 @@ process.on('message', (raw: ParentMessage) => {
         isOwner: () => owner,
       };
       const result = (await job.run(ctx)) as { message?: unknown } | undefined;
-      const message = result && typeof result.message === 'string' ? result.message : '';
-      await finish({ type: 'done', runId: raw.runId, ok: true, message });
+      await finish(raw.runId, true, result && typeof result.message === 'string' ? result.message : '');
     } catch (error) {
       const e = error instanceof Error ? error : new Error(String(error));
       process.stderr.write(`${e.stack ?? e.message}\n`);
-      await finish({ type: 'done', runId: raw.runId, ok: false, message: e.message });
+      await finish(raw.runId, false, e.message);
     }
   })();
 });
