@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createZkClient, encodeJson, parseJobConfig, paths, type ZkClient } from '@orrery/core';
-import { eventually, freePort, startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@orrery/core/testing';
+import { eventually, startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@orrery/core/testing';
 import { createNamespace } from '@orrery/console';
 import { startProcess, type RunningProcess } from '../src/processes.js';
 
@@ -186,4 +186,3 @@ export async function runExecutorBench(seconds = 60): Promise<{ rows: LatenessRo
   }
 }
 
-void freePort;
