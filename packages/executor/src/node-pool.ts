@@ -1,15 +1,24 @@
 /**
- * A pool of child processes for Node jobs. Each worker runs one job at a time (one IPC message each
- * way; the worker writes the run's logs itself — see node-worker.ts); a timeout or stop
- * aborts `ctx.signal`, then kills the worker's whole process group after the grace — a hard stop
- * even for code that ignores the signal — and a fresh worker takes its place. The executor's own
- * event loop (which carries its ZooKeeper pings) never runs job code.
+ * A pool of child processes for Node jobs. Each worker runs one job at a time; the worker writes
+ * each run's logs itself (node-worker.ts).
+ *
+ * Dispatch: a run goes to an idle worker, or to a new one (up to `max`); when every worker is busy it
+ * may wait **inside** a worker whose current run began less than `pipelineYoungMs` ago (at most
+ * `pipelineDepth` waiting there), so a burst of short runs costs no round trip between one run and
+ * the next; otherwise it waits in the pool. A run waiting behind a run that turns out long is taken
+ * back (the worker confirms it had not started it — a run never starts twice) and handed to the next
+ * free worker.
+ *
+ * A timeout or stop of a running run aborts its `ctx.signal`, then kills the worker's whole process
+ * group after the grace — a hard stop even for code that ignores the signal; runs waiting in that
+ * worker go back to the pool, and a fresh worker takes its place. The executor's own event loop
+ * (which carries its ZooKeeper pings) never runs job code.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { createLazyFile, type LazyFile } from './lazy-file.js';
 import { fileURLToPath } from 'node:url';
 import { createOutputTail, type OutputTail } from './output-tail.js';
+import { createLazyFile, type LazyFile } from './lazy-file.js';
 import type { ParentMessage, WorkerMessage } from './node-protocol.js';
 import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
 
@@ -28,13 +37,16 @@ export interface NodeRunSpec extends RunIo {
 export interface NodePoolOptions {
   /** Workers started ahead of need. Default 1. */
   min?: number;
-  /** At most this many runs at once; more wait in line. Default 8. */
+  /** At most this many worker processes. Default 8. */
   max?: number;
+  /** A busy worker takes waiting runs only while its run is younger than this, in ms. Default 20. */
+  pipelineYoungMs?: number;
+  /** At most this many runs wait inside one worker. Default 4. */
+  pipelineDepth?: number;
 }
 
 /** The pool. */
 export interface NodePool {
-  /** Starts a run (queued while every worker is busy). */
   run(spec: NodeRunSpec): RunHandle;
   /** Workers alive now. */
   readonly size: number;
@@ -43,25 +55,29 @@ export interface NodePool {
 
 interface Worker {
   child: ChildProcess;
-  ready: Promise<void>;
-  busy: boolean;
-  current?: Active;
+  /** Runs handed to it and not finished, in order; the first one that `started` is running. */
+  runs: Active[];
   exited: Promise<void>;
+  /** Being killed: takes no more runs. */
+  dying: boolean;
 }
 
 interface Active {
   spec: NodeRunSpec;
   startedAt: number;
+  started: boolean;
+  /** A cancel was sent; waiting for the worker's `cancelled` (or `started`). */
+  recalling: boolean;
   stdout: OutputTail;
   stderr: OutputTail;
   stdoutFile: LazyFile;
   stderrFile: LazyFile;
   ended?: 'timed-out' | StopReason;
   timers: NodeJS.Timeout[];
-  /** The tails the worker captured (absent when it was killed: then read from the log files). */
   workerTails?: { stdout: string; stderr: string };
-  resolve: (r: RunResult) => void;
   worker?: Worker;
+  done: boolean;
+  resolve: (r: RunResult) => void;
 }
 
 /** The last `limit` bytes of a file ('' when there is none). */
@@ -83,10 +99,19 @@ function fileTail(path: string, limit = 4096): string {
 
 export function createNodePool(options: NodePoolOptions = {}): NodePool {
   const min = options.min ?? 1;
-  const max = options.max ?? 8;
+  const max = Math.max(1, options.max ?? 8);
+  const youngMs = options.pipelineYoungMs ?? 20;
+  const depth = options.pipelineDepth ?? 4;
   const workers = new Set<Worker>();
-  const queue: Array<{ active: Active; start: (w: Worker) => void }> = [];
+  /** Runs waiting for a worker, oldest first. */
+  const backlog: Active[] = [];
   let closed = false;
+  let recallTimer: NodeJS.Timeout | undefined;
+
+  const send = (worker: Worker, message: ParentMessage): void => {
+    if (worker.child.connected) worker.child.send(message, () => undefined);
+  };
+  const current = (w: Worker): Active | undefined => (w.runs[0]?.started ? w.runs[0] : undefined);
 
   function spawnWorker(): Worker {
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
@@ -94,36 +119,53 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: process.env,
     });
-    const worker: Worker = {
-      child,
-      busy: false,
-      ready: new Promise<void>((resolve) => {
-        const onMessage = (m: WorkerMessage): void => {
-          if (m.type === 'ready') {
-            child.off('message', onMessage);
-            resolve();
-          }
-        };
-        child.on('message', onMessage);
-      }),
-      exited: new Promise<void>((resolve) => child.once('exit', () => resolve())),
-    };
-    // The worker writes the run's logs itself; what reaches the pipes is stray output (from a
-    // process the job started, say): it goes to the current run's files too, best effort.
-    child.stdout!.on('data', (c: Buffer) => { worker.current?.stdout.push(c); worker.current?.stdoutFile.write(c); });
-    child.stderr!.on('data', (c: Buffer) => { worker.current?.stderr.push(c); worker.current?.stderrFile.write(c); });
+    const worker: Worker = { child, runs: [], dying: false, exited: new Promise<void>((resolve) => child.once('exit', () => resolve())) };
+    // Stray output (from a process the job started, say) goes to the running run, best effort.
+    child.stdout!.on('data', (c: Buffer) => { const a = current(worker); a?.stdout.push(c); a?.stdoutFile.write(c); });
+    child.stderr!.on('data', (c: Buffer) => { const a = current(worker); a?.stderr.push(c); a?.stderrFile.write(c); });
     child.on('message', (m: WorkerMessage) => {
-      const a = worker.current;
-      if (m.type !== 'done' || !a || a.spec.runId !== m.runId) return;
+      if (m.type === 'ready') return;
+      const a = worker.runs.find((r) => r.spec.runId === m.runId);
+      if (!a) return;
+      if (m.type === 'started') {
+        a.started = true;
+        a.recalling = false;
+        a.startedAt = m.at;
+        // Stopped while it was being taken back, and it started anyway: stop it the hard way.
+        if (a.ended) stopRunning(worker, a);
+        else if (a.spec.timeoutMs > 0) a.timers.push(setTimeout(() => terminate(a, 'timed-out'), Math.max(0, m.at + a.spec.timeoutMs - Date.now())));
+        return;
+      }
+      if (m.type === 'cancelled') {
+        worker.runs = worker.runs.filter((r) => r !== a);
+        a.worker = undefined;
+        a.recalling = false;
+        if (a.ended) finish(a, 'aborted', null, null, '');
+        else {
+          backlog.unshift(a);
+          pump();
+        }
+        return;
+      }
       a.workerTails = { stdout: m.stdoutTail, stderr: m.stderrTail };
-      finish(worker, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
+      finish(a, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
     });
     child.once('exit', (code, signal) => {
       workers.delete(worker);
-      if (worker.current) {
-        const a = worker.current;
-        const status = a.ended === 'timed-out' ? 'timed-out' : a.ended ? 'aborted' : 'failed';
-        finish(worker, status, code, signal, a.ended ? '' : `the job's process exited (${signal ?? `code ${code}`})`);
+      const runs = worker.runs;
+      worker.runs = [];
+      for (const a of runs) {
+        if (a.done) continue;
+        if (a.started) {
+          const status = a.ended === 'timed-out' ? 'timed-out' : a.ended ? 'aborted' : 'failed';
+          finish(a, status, code, signal, a.ended ? '' : `the job's process exited (${signal ?? `code ${code}`})`);
+        } else if (a.ended) finish(a, 'aborted', null, null, '');
+        else {
+          // Never started there: it goes to another worker.
+          a.worker = undefined;
+          a.recalling = false;
+          backlog.push(a);
+        }
       }
       if (!closed) {
         while (workers.size < min) workers.add(spawnWorker());
@@ -142,41 +184,97 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     }
   }
 
-  function finish(worker: Worker, status: RunResult['status'], exitCode: number | null, signal: string | null, message: string): void {
-    const a = worker.current;
-    if (!a) return;
-    worker.current = undefined;
+  /** The signal first, then the whole process group after the grace; the worker is not reused. */
+  function stopRunning(worker: Worker, a: Active): void {
+    worker.dying = true;
+    send(worker, { type: 'abort', runId: a.spec.runId, reason: a.ended ?? 'stop' });
+    kill(worker, 'SIGTERM');
+    a.timers.push(setTimeout(() => kill(worker, 'SIGKILL'), a.spec.killGraceMs));
+  }
+
+  function finish(a: Active, status: RunResult['status'], exitCode: number | null, signal: string | null, message: string): void {
+    if (a.done) return;
+    a.done = true;
+    const worker = a.worker;
+    if (worker) worker.runs = worker.runs.filter((r) => r !== a);
     // A run stopped from outside ends as such, even if the job returned in time to say otherwise.
     if (a.ended) status = a.ended === 'timed-out' ? 'timed-out' : 'aborted';
     for (const t of a.timers) clearTimeout(t);
     if (!message && status === 'timed-out') message = `timed out after ${a.spec.timeoutMs / 1000} s`;
-    if (!message && status === 'aborted') message = `stopped (${a.ended})`;
+    if (!message && status === 'aborted') message = a.started ? `stopped (${a.ended})` : `stopped before it started (${a.ended})`;
     const endedAt = Date.now();
     // The log files are complete before the run is reported done; a killed worker sent no tails,
     // so they come from the files it wrote.
     void Promise.all([a.stdoutFile.end(), a.stderrFile.end()]).then(() => {
-      const stdoutTail = (a.workerTails?.stdout ?? fileTail(a.spec.stdoutPath)) + a.stdout.text();
-      const stderrTail = (a.workerTails?.stderr ?? fileTail(a.spec.stderrPath)) + a.stderr.text();
+      const stdoutTail = (a.workerTails?.stdout ?? (a.started ? fileTail(a.spec.stdoutPath) : '')) + a.stdout.text();
+      const stderrTail = (a.workerTails?.stderr ?? (a.started ? fileTail(a.spec.stderrPath) : '')) + a.stderr.text();
       a.resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.slice(-4096), stderrTail: stderrTail.slice(-4096), startedAt: a.startedAt, endedAt });
     });
-    // A worker whose run was cut short may be in any state: it does not run another job.
-    if (a.ended) kill(worker, 'SIGKILL');
-    else {
-      worker.busy = false;
-      pump();
+    pump();
+  }
+
+  function terminate(a: Active, why: 'timed-out' | StopReason): void {
+    if (a.ended || a.done) return;
+    a.ended = why;
+    const worker = a.worker;
+    if (!worker) {
+      backlog.splice(backlog.indexOf(a), 1);
+      finish(a, why === 'timed-out' ? 'timed-out' : 'aborted', null, null, '');
+      return;
+    }
+    if (a.started) {
+      stopRunning(worker, a);
+      return;
+    }
+    // Waiting inside a worker: take it back; if it starts first, 'started' stops it.
+    if (!a.recalling) {
+      a.recalling = true;
+      send(worker, { type: 'cancel', runId: a.spec.runId });
     }
   }
 
-  function pump(): void {
-    while (queue.length > 0) {
-      let worker = [...workers].find((w) => !w.busy);
-      if (!worker && workers.size < max) {
-        worker = spawnWorker();
-        workers.add(worker);
+  /** Runs waiting behind a run that is no longer young are taken back, to go to a free worker. */
+  function recallStuck(): void {
+    recallTimer = undefined;
+    if (closed) return;
+    let waiting = false;
+    const now = Date.now();
+    for (const w of workers) {
+      const running = current(w);
+      for (const a of w.runs) {
+        if (a.started || a.recalling || a.done) continue;
+        waiting = true;
+        if (running && now - running.startedAt > youngMs) {
+          a.recalling = true;
+          send(w, { type: 'cancel', runId: a.spec.runId });
+        }
       }
-      if (!worker) return;
-      worker.busy = true;
-      queue.shift()!.start(worker);
+    }
+    if (waiting) recallTimer = setTimeout(recallStuck, youngMs);
+  }
+
+  function pump(): void {
+    while (backlog.length > 0 && !closed) {
+      const live = [...workers].filter((w) => !w.dying);
+      let target = live.find((w) => w.runs.length === 0);
+      if (!target && workers.size < max) {
+        target = spawnWorker();
+        workers.add(target);
+      }
+      if (!target) {
+        const now = Date.now();
+        for (const w of live) {
+          const running = current(w);
+          const young = !running || now - running.startedAt <= youngMs;
+          if (young && w.runs.length <= depth && (!target || w.runs.length < target.runs.length)) target = w;
+        }
+      }
+      if (!target) return;
+      const a = backlog.shift()!;
+      a.worker = target;
+      target.runs.push(a);
+      send(target, { type: 'run', runId: a.spec.runId, module: a.spec.module, context: a.spec.context, stdoutPath: a.spec.stdoutPath, stderrPath: a.spec.stderrPath });
+      if (target.runs.length > 1 && !recallTimer) recallTimer = setTimeout(recallStuck, youngMs);
     }
   }
 
@@ -187,69 +285,40 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       return workers.size;
     },
     run(spec) {
-      let handle!: RunHandle;
       const active: Active = {
         spec,
         startedAt: Date.now(),
+        started: false,
+        recalling: false,
         stdout: createOutputTail(),
         stderr: createOutputTail(),
         stdoutFile: createLazyFile(spec.stdoutPath),
         stderrFile: createLazyFile(spec.stderrPath),
         timers: [],
+        done: false,
         resolve: () => undefined,
       };
       const done = new Promise<RunResult>((resolve) => { active.resolve = resolve; });
-      const terminate = (why: 'timed-out' | StopReason): void => {
-        if (active.ended) return;
-        active.ended = why;
-        const worker = active.worker;
-        if (!worker) {
-          // Still queued: it never started.
-          const i = queue.findIndex((q) => q.active === active);
-          if (i >= 0) queue.splice(i, 1);
-          void active.stdoutFile.end();
-          void active.stderrFile.end();
-          active.resolve({ status: why === 'timed-out' ? 'timed-out' : 'aborted', exitCode: null, signal: null, message: `stopped before it started (${why})`, stdoutTail: '', stderrTail: '', startedAt: active.startedAt, endedAt: Date.now() });
-          return;
-        }
-        const message: ParentMessage = { type: 'abort', reason: why };
-        worker.child.send(message, () => undefined);
-        kill(worker, 'SIGTERM');
-        active.timers.push(setTimeout(() => kill(worker, 'SIGKILL'), spec.killGraceMs));
-      };
-      queue.push({
-        active,
-        start: (worker) => {
-          active.worker = worker;
-          worker.current = active;
-          active.startedAt = Date.now();
-          if (spec.timeoutMs > 0) active.timers.push(setTimeout(() => terminate('timed-out'), spec.timeoutMs));
-          void worker.ready.then(() => {
-            if (worker.current !== active) return;
-            const message: ParentMessage = { type: 'run', runId: spec.runId, module: spec.module, context: spec.context, stdoutPath: spec.stdoutPath, stderrPath: spec.stderrPath };
-            worker.child.send(message, () => undefined);
-          });
-        },
-      });
+      backlog.push(active);
       pump();
-      handle = {
+      return {
         get pid() {
-          return active.worker?.child.pid ?? 0;
+          return active.started ? active.worker?.child.pid ?? 0 : 0;
         },
         done,
-        stop: (reason) => terminate(reason),
+        stop: (reason) => terminate(active, reason),
         setOwner: (owner) => {
-          const message: ParentMessage = { type: 'ownership', owner };
-          active.worker?.child.send(message, () => undefined);
+          if (active.worker) send(active.worker, { type: 'ownership', runId: spec.runId, owner });
         },
       };
-      return handle;
     },
     async close() {
       closed = true;
-      for (const q of queue.splice(0)) q.active.resolve({ status: 'aborted', exitCode: null, signal: null, message: 'the executor stopped', stdoutTail: '', stderrTail: '', startedAt: q.active.startedAt, endedAt: Date.now() });
+      if (recallTimer) clearTimeout(recallTimer);
+      for (const a of backlog.splice(0)) finish(a, 'aborted', null, null, 'the executor stopped');
       const all = [...workers];
       for (const w of all) {
+        for (const a of [...w.runs]) if (!a.started) finish(a, 'aborted', null, null, 'the executor stopped');
         w.child.disconnect?.();
         kill(w, 'SIGKILL');
       }

@@ -1,6 +1,7 @@
 /**
- * The child process that runs Node jobs for the executor's pool, one run at a time, speaking a small
- * typed protocol over the IPC channel (node-protocol.ts).
+ * The child process that runs Node jobs for the executor's pool, one run at a time in arrival order
+ * (the next may already be waiting here), speaking a small typed protocol over the IPC channel
+ * (node-protocol.ts).
  *
  * The worker captures the run's own output itself — `ctx.log`, `console.*`, `process.stdout/stderr
  * .write` — into the run's log files (opened on the first output) and its 4 KB tails, so a run costs
@@ -61,48 +62,76 @@ async function finish(runId: string, ok: boolean, message: string): Promise<void
   send({ type: 'done', runId, ok, message, stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '' });
 }
 
+type RunMessage = Extract<ParentMessage, { type: 'run' }>;
+
+// Runs wait here in arrival order (the executor may send the next before this one ends: no round
+// trip between two runs) and run one at a time. A waiting run can be taken back (`cancel`).
+const queue: RunMessage[] = [];
+let runningId: string | undefined;
+
 process.on('message', (raw: ParentMessage) => {
-  if (raw.type === 'abort') {
-    controller?.abort(new Error(raw.reason));
-    return;
+  switch (raw.type) {
+    case 'run':
+      queue.push(raw);
+      if (runningId === undefined) void runNext();
+      return;
+    case 'cancel': {
+      const i = queue.findIndex((r) => r.runId === raw.runId);
+      if (i >= 0) {
+        queue.splice(i, 1);
+        send({ type: 'cancelled', runId: raw.runId });
+      }
+      return;
+    }
+    case 'abort':
+      if (raw.runId === runningId) controller?.abort(new Error(raw.reason));
+      return;
+    case 'ownership':
+      if (raw.runId === runningId) owner = raw.owner;
+      return;
   }
-  if (raw.type === 'ownership') {
-    owner = raw.owner;
-    return;
+});
+
+async function runNext(): Promise<void> {
+  for (let raw = queue.shift(); raw; raw = queue.shift()) {
+    runningId = raw.runId;
+    await runOne(raw);
+    runningId = undefined;
   }
-  if (raw.type !== 'run') return;
+}
+
+async function runOne(raw: RunMessage): Promise<void> {
   controller = new AbortController();
   owner = true;
   current = {
     stdout: { path: raw.stdoutPath, file: undefined, tail: createOutputTail() },
     stderr: { path: raw.stderrPath, file: undefined, tail: createOutputTail() },
   };
+  send({ type: 'started', runId: raw.runId, at: Date.now() });
   const signal = controller.signal;
-  void (async () => {
-    try {
-      // Imported once per worker: a repeated import() still costs a trip through the loader hooks.
-      let job = modules.get(raw.module);
-      if (!job) {
-        const mod = (await import(pathToFileURL(raw.module).href)) as { default?: { run?: (ctx: unknown) => unknown } };
-        job = mod.default;
-        if (job) modules.set(raw.module, job);
-      }
-      if (!job || typeof job.run !== 'function') throw new Error(`${raw.module} has no default export made by defineJob`);
-      const ctx = {
-        ...raw.context,
-        signal,
-        log: (...args: unknown[]) => { process.stdout.write(format(...args) + '\n'); },
-        isOwner: () => owner,
-      };
-      const result = (await job.run(ctx)) as { message?: unknown } | undefined;
-      await finish(raw.runId, true, result && typeof result.message === 'string' ? result.message : '');
-    } catch (error) {
-      const e = error instanceof Error ? error : new Error(String(error));
-      process.stderr.write(`${e.stack ?? e.message}\n`);
-      await finish(raw.runId, false, e.message);
+  try {
+    // Imported once per worker: a repeated import() still costs a trip through the loader hooks.
+    let job = modules.get(raw.module);
+    if (!job) {
+      const mod = (await import(pathToFileURL(raw.module).href)) as { default?: { run?: (ctx: unknown) => unknown } };
+      job = mod.default;
+      if (job) modules.set(raw.module, job);
     }
-  })();
-});
+    if (!job || typeof job.run !== 'function') throw new Error(`${raw.module} has no default export made by defineJob`);
+    const ctx = {
+      ...raw.context,
+      signal,
+      log: (...args: unknown[]) => { process.stdout.write(format(...args) + '\n'); },
+      isOwner: () => owner,
+    };
+    const result = (await job.run(ctx)) as { message?: unknown } | undefined;
+    await finish(raw.runId, true, result && typeof result.message === 'string' ? result.message : '');
+  } catch (error) {
+    const e = error instanceof Error ? error : new Error(String(error));
+    process.stderr.write(`${e.stack ?? e.message}\n`);
+    await finish(raw.runId, false, e.message);
+  }
+}
 
 send({ type: 'ready' });
 // The IPC channel keeps this process alive; when the executor goes, so does it.

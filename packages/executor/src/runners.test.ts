@@ -106,3 +106,57 @@ describe('node job pool', () => {
     expect((await c.done).status).toBe('succeeded');
   });
 });
+
+describe('node job pool dispatch', () => {
+  const ledgerLines = (path: string): string[] => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []);
+  const spec = (runId: string, path: string, ms: number, timeoutMs = 0) => ({ ...io(timeoutMs), runId, module: fixture('append.ts'), context: { runId, jobParam: `${path},${ms}` } });
+
+  it('runs a burst of short runs back to back, and moves runs waiting behind a long one to a free worker', async () => {
+    const pool = createNodePool({ min: 2, max: 2 });
+    try {
+      const path = join(dir, 'burst.txt');
+      const long = pool.run(spec('long', path, 3000));
+      const shorts = Array.from({ length: 20 }, (_, i) => pool.run(spec(`short-${i}`, path, 5)));
+      const t0 = Date.now();
+      const results = await Promise.all(shorts.map((r) => r.done));
+      expect(results.every((r) => r.status === 'succeeded')).toBe(true);
+      // None waited for the 3-second run.
+      expect(Date.now() - t0).toBeLessThan(2500);
+      expect((await long.done).status).toBe('succeeded');
+      // Every run started exactly once.
+      const lines = ledgerLines(path);
+      expect(lines.sort()).toEqual(['long', ...Array.from({ length: 20 }, (_, i) => `short-${i}`)].sort());
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('stops a run that waits in a worker without ever starting it', async () => {
+    const pool = createNodePool({ min: 1, max: 1, pipelineYoungMs: 10_000 });
+    try {
+      const path = join(dir, 'queued-stop.txt');
+      const first = pool.run(spec('first', path, 600));
+      const second = pool.run(spec('second', path, 0));
+      second.stop('stop');
+      expect(await second.done).toMatchObject({ status: 'aborted', message: 'stopped before it started (stop)' });
+      expect((await first.done).status).toBe('succeeded');
+      expect(ledgerLines(path)).toEqual(['first']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('gives the runs waiting behind a killed run to a fresh worker', async () => {
+    const pool = createNodePool({ min: 1, max: 1 });
+    try {
+      const path = join(dir, 'after-kill.txt');
+      const stuck = pool.run({ ...io(500), runId: 'stuck', module: fixture('ignores-signal.ts'), context: {} });
+      const next = pool.run(spec('next', path, 0));
+      expect((await stuck.done).status).toBe('timed-out');
+      expect((await next.done).status).toBe('succeeded');
+      expect(ledgerLines(path)).toEqual(['next']);
+    } finally {
+      await pool.close();
+    }
+  });
+});
