@@ -119,7 +119,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: process.env,
     });
-    const worker: Worker = { child, runs: [], dying: false, exited: new Promise<void>((resolve) => child.once('exit', () => resolve())) };
+    const worker: Worker = { child, runs: [], dying: false, exited: new Promise<void>((resolve) => child.once('close', () => resolve())) };
     // Stray output (from a process the job started, say) goes to the running run, best effort.
     child.stdout!.on('data', (c: Buffer) => { const a = current(worker); a?.stdout.push(c); a?.stdoutFile.write(c); });
     child.stderr!.on('data', (c: Buffer) => { const a = current(worker); a?.stderr.push(c); a?.stderrFile.write(c); });
@@ -150,7 +150,11 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       a.workerTails = { stdout: m.stdoutTail, stderr: m.stderrTail };
       finish(a, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
     });
-    child.once('exit', (code, signal) => {
+    // After the process exits, kill what it left in its group so that its pipes close; then, on
+    // 'close' — once every IPC message it sent has been read — settle its runs. (Settling on 'exit'
+    // could miss a 'started' still in the channel and hand a run that did start to another worker.)
+    child.once('exit', () => kill(worker, 'SIGKILL'));
+    child.once('close', (code, signal) => {
       workers.delete(worker);
       const runs = worker.runs;
       worker.runs = [];
@@ -319,7 +323,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       const all = [...workers];
       for (const w of all) {
         for (const a of [...w.runs]) if (!a.started) finish(a, 'aborted', null, null, 'the executor stopped');
-        w.child.disconnect?.();
+        // (No disconnect() first: Node then never emits 'close' for the child.)
         kill(w, 'SIGKILL');
       }
       await Promise.all(all.map((w) => w.exited));
