@@ -1,24 +1,18 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createEphemeralNode } from './ephemeral-node.js';
 import { casUpdate, createOrCas, readJson } from './versioned.js';
 import { waitForEvent } from '../events.js';
 import { checkExecutorMeta } from '../schemas/executor.js';
-import { createTcpProxy, eventually, forceExpireSession, uniqueRoot, type TcpProxy } from '../testing/index.js';
-import { client, onCleanup } from './test-support.js';
+import { eventually, forceExpireSession, uniqueRoot } from '../testing/index.js';
+import { client, onCleanup, proxyFor } from './test-support.js';
 
 const zkConnect = inject('zkConnect');
-let proxy: TcpProxy;
-beforeAll(async () => {
-  proxy = await createTcpProxy({ targetPort: Number(zkConnect.split(':')[1]) });
-});
-afterAll(async () => {
-  await proxy.close();
-});
+const proxy = proxyFor(zkConnect);
 
 describe('ephemeral node', () => {
   it('re-creates itself, with its latest data, in a new session', async () => {
     const root = uniqueRoot('eph');
-    const zk = await client(proxy.connectString, root, 3000);
+    const zk = await client(proxy().connectString, root, 3000);
     const watcher = await client(zkConnect, root);
     const node = createEphemeralNode(zk, '/ex/e1/presence', { v: 1 });
     onCleanup(() => node.close());
@@ -27,7 +21,7 @@ describe('ephemeral node', () => {
     const first = (await watcher.exists('/ex/e1/presence'))!;
     expect(first.ephemeralOwner).toBe(zk.sessionId);
     const recreated = waitForEvent(node, 'node:created', { predicate: (e) => e.sessionId !== first.ephemeralOwner, timeoutMs: 20_000 });
-    await forceExpireSession(zk, proxy, zkConnect);
+    await forceExpireSession(zk, proxy(), zkConnect);
     await recreated;
     const { data, stat } = await watcher.get('/ex/e1/presence');
     expect(JSON.parse(data!.toString())).toEqual({ v: 2 });

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createLeaderLatch, type LeaderLatch } from './leader-latch.js';
 import { waitForEvent } from '../events.js';
-import { createTcpProxy, eventually, forceExpireSession, fourLetterWord, uniqueRoot, type TcpProxy } from '../testing/index.js';
-import { client, onCleanup } from './test-support.js';
+import { eventually, forceExpireSession, fourLetterWord, uniqueRoot } from '../testing/index.js';
+import { client, onCleanup, proxyFor } from './test-support.js';
 
 const zkConnect = inject('zkConnect');
 const zkPort = Number(zkConnect.split(':')[1]);
-let proxy: TcpProxy;
-beforeAll(async () => {
-  proxy = await createTcpProxy({ targetPort: zkPort });
-});
-afterAll(async () => {
-  await proxy.close();
-});
+const proxy = proxyFor(zkConnect);
 
 function latch(zk: Parameters<typeof createLeaderLatch>[0], id: string): LeaderLatch {
   const l = createLeaderLatch(zk, '/latch', { id });
@@ -41,7 +35,7 @@ describe('leader latch', () => {
 
   it("hands over when the leader's session expires, and the old leader re-joins behind", async () => {
     const root = uniqueRoot('latch-expiry');
-    const zkA = await client(proxy.connectString, root, 3000);
+    const zkA = await client(proxy().connectString, root, 3000);
     const a = latch(zkA, 'a');
     const b = latch(await client(zkConnect, root), 'b');
     await a.start();
@@ -49,7 +43,7 @@ describe('leader latch', () => {
     await b.start();
     const aLost = waitForEvent(a, 'leader:lost');
     const bWon = b.awaitLeadership(20_000);
-    await forceExpireSession(zkA, proxy, zkConnect);
+    await forceExpireSession(zkA, proxy(), zkConnect);
     await aLost;
     await bWon;
     expect(a.isLeader).toBe(false);
@@ -60,7 +54,7 @@ describe('leader latch', () => {
 
   it('drops leadership as soon as the link is SUSPENDED, before the session can expire', async () => {
     const root = uniqueRoot('latch-suspend');
-    const zkA = await client(proxy.connectString, root, 4000);
+    const zkA = await client(proxy().connectString, root, 4000);
     const a = latch(zkA, 'a');
     const b = latch(await client(zkConnect, root), 'b');
     await a.start();
@@ -68,15 +62,15 @@ describe('leader latch', () => {
     await b.start();
     const lostAt = waitForEvent(a, 'leader:lost', { timeoutMs: 10_000 }).then((e) => ({ ...e, at: Date.now() }));
     const wonAt = b.awaitLeadership(20_000).then(() => Date.now());
-    proxy.blackhole();
+    proxy().blackhole();
     try {
       const lost = await lostAt;
       expect(lost.reason).toBe('suspended');
       // b can only lead after a's session expired on the server, which is after a stepped down.
       expect(await wonAt).toBeGreaterThan(lost.at);
     } finally {
-      proxy.reset();
-      proxy.forward();
+      proxy().reset();
+      proxy().forward();
     }
   });
 

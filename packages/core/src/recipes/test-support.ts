@@ -1,5 +1,6 @@
 // Shared set-up for the recipe tests (not exported from the package).
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { createTcpProxy, type TcpProxy } from '../testing/tcp-proxy.js';
 import { createZkClient, type ZkClient } from '../zk/client.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -19,4 +20,19 @@ export async function client(connect: string, root: string, sessionTimeoutMs = 4
   onCleanup(() => zk.close());
   await zk.start();
   return zk;
+}
+
+/**
+ * A fault-injecting proxy in front of the ZooKeeper at `connect`, for this test file: started before
+ * its tests, closed after. Returns a getter (the proxy exists once `beforeAll` ran).
+ */
+export function proxyFor(connect: string): () => TcpProxy {
+  let proxy: TcpProxy | undefined;
+  beforeAll(async () => {
+    proxy = await createTcpProxy({ targetPort: Number(connect.split(':')[1]) });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+  });
+  return () => proxy!;
 }

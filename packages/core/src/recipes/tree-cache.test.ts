@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createTreeCache, type TreeCache } from './tree-cache.js';
 import type { ZkClient } from '../zk/client.js';
-import { createTcpProxy, eventually, forceExpireSession, uniqueRoot, type TcpProxy } from '../testing/index.js';
-import { client, onCleanup } from './test-support.js';
+import { eventually, forceExpireSession, uniqueRoot } from '../testing/index.js';
+import { client, onCleanup, proxyFor } from './test-support.js';
 
 const zkConnect = inject('zkConnect');
-let proxy: TcpProxy;
-beforeAll(async () => {
-  proxy = await createTcpProxy({ targetPort: Number(zkConnect.split(':')[1]) });
-});
-afterAll(async () => {
-  await proxy.close();
-});
+const proxy = proxyFor(zkConnect);
 
 /** The server's state under `path`: path → data. */
 async function snapshot(zk: ZkClient, path: string, out = new Map<string, string>()): Promise<Map<string, string>> {
@@ -111,18 +105,18 @@ describe('tree cache', () => {
     const writer = await client(zkConnect, root);
     await writer.mkdirp('/t/keep');
     await writer.mkdirp('/t/gone');
-    const zk = await client(proxy.connectString, root, 3000);
+    const zk = await client(proxy().connectString, root, 3000);
     const c = cache(zk, '/t');
     await c.start();
     const removed: string[] = [];
     c.on('node:removed', (n) => removed.push(n.path));
-    proxy.blackhole();
+    proxy().blackhole();
     // Changes while the cache is cut off.
     await writer.deleteRecursive('/t/gone');
     await writer.create('/t/new', 'N');
     await writer.set('/t/keep', 'K');
     const session = new Promise((resolve) => zk.on('session', resolve));
-    await forceExpireSession(zk, proxy, zkConnect);
+    await forceExpireSession(zk, proxy(), zkConnect);
     await session;
     await eventually(async () => {
       await c.settled();
