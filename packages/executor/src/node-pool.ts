@@ -2,12 +2,18 @@
  * A pool of child processes for Node jobs. Each worker runs one job at a time; the worker writes
  * each run's logs itself (node-worker.ts).
  *
- * Dispatch: a run goes to an idle worker, or to a new one (up to `max`); when every worker is busy it
- * may wait **inside** a worker whose current run began less than `pipelineYoungMs` ago (at most
+ * Dispatch: a run goes to an idle worker that is ready (has started and preloaded the job modules);
+ * when every ready worker is busy a new one is started (up to `max`), and meanwhile the run may wait
+ * **inside** a worker whose current run began less than `pipelineYoungMs` ago (at most
  * `pipelineDepth` waiting there), so a burst of short runs costs no round trip between one run and
  * the next; otherwise it waits in the pool. A run waiting behind a run that turns out long is taken
  * back (the worker confirms it had not started it — a run never starts twice) and handed to the next
  * free worker.
+ *
+ * A run may carry a `startAt` (a cron fire claimed ahead, see claim-lead.ts): it is handed to a
+ * worker at once and the **worker** starts it on the dot, so a burst of fires does not wait for
+ * the executor's event loop at the fire time. Until it starts, it can be withdrawn (the job was
+ * disabled, the item moved): the worker confirms it never started.
  *
  * A timeout or stop of a running run aborts its `ctx.signal`, then kills the worker's whole process
  * group after the grace — a hard stop even for code that ignores the signal; runs waiting in that
@@ -16,6 +22,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 import { createLazyFile, type LazyFile } from './lazy-file.js';
@@ -31,6 +38,10 @@ export interface NodeRunSpec extends RunIo {
   module: string;
   /** The JSON-safe part of the JobContext. */
   context: Record<string, unknown>;
+  /** Not before this time (ms since the epoch); the worker starts it then. */
+  startAt?: number;
+  /** The worker started the run, at `at` (its clock, ms since the epoch). */
+  onStart?(at: number): void;
 }
 
 /** Options of {@link createNodePool}. */
@@ -41,13 +52,17 @@ export interface NodePoolOptions {
   max?: number;
   /** A busy worker takes waiting runs only while its run is younger than this, in ms. Default 20. */
   pipelineYoungMs?: number;
-  /** At most this many runs wait inside one worker. Default 4. */
+  /** At most this many runs wait inside one worker. Default 256. */
   pipelineDepth?: number;
 }
 
 /** The pool. */
 export interface NodePool {
   run(spec: NodeRunSpec): RunHandle;
+  /** Keeps at least `count` workers (at most `max`) started ahead of need. */
+  warm(count: number): void;
+  /** Has every worker, now and later, import `module` before its first run. */
+  preload(module: string): void;
   /** Workers alive now. */
   readonly size: number;
   close(): Promise<void>;
@@ -60,6 +75,8 @@ interface Worker {
   exited: Promise<void>;
   /** Being killed: takes no more runs. */
   dying: boolean;
+  /** Said `ready` (and was sent the preloads): takes runs. */
+  ready: boolean;
 }
 
 interface Active {
@@ -68,6 +85,8 @@ interface Active {
   started: boolean;
   /** A cancel was sent; waiting for the worker's `cancelled` (or `started`). */
   recalling: boolean;
+  /** Being withdrawn: a `cancelled` ends it as never run, not back to the pool. */
+  withdrawing: boolean;
   stdout: OutputTail;
   stderr: OutputTail;
   stdoutFile: LazyFile;
@@ -101,7 +120,10 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
   const min = options.min ?? 1;
   const max = Math.max(1, options.max ?? 8);
   const youngMs = options.pipelineYoungMs ?? 20;
-  const depth = options.pipelineDepth ?? 4;
+  const depth = options.pipelineDepth ?? 256;
+  let floor = min;
+  const bootParallel = Math.max(1, availableParallelism());
+  const preloads = new Set<string>();
   const workers = new Set<Worker>();
   /** Runs waiting for a worker, oldest first. */
   const backlog: Active[] = [];
@@ -119,18 +141,26 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: process.env,
     });
-    const worker: Worker = { child, runs: [], dying: false, exited: new Promise<void>((resolve) => child.once('close', () => resolve())) };
+    const worker: Worker = { child, runs: [], dying: false, ready: false, exited: new Promise<void>((resolve) => child.once('close', () => resolve())) };
     // Stray output (from a process the job started, say) goes to the running run, best effort.
     child.stdout!.on('data', (c: Buffer) => { const a = current(worker); a?.stdout.push(c); a?.stdoutFile.write(c); });
     child.stderr!.on('data', (c: Buffer) => { const a = current(worker); a?.stderr.push(c); a?.stderrFile.write(c); });
     child.on('message', (m: WorkerMessage) => {
-      if (m.type === 'ready') return;
+      if (m.type === 'ready') {
+        for (const module of preloads) send(worker, { type: 'preload', module });
+        worker.ready = true;
+        grow(floor);
+        pump();
+        return;
+      }
       const a = worker.runs.find((r) => r.spec.runId === m.runId);
       if (!a) return;
       if (m.type === 'started') {
         a.started = true;
         a.recalling = false;
+        a.withdrawing = false;
         a.startedAt = m.at;
+        a.spec.onStart?.(m.at);
         // Stopped while it was being taken back, and it started anyway: stop it the hard way.
         if (a.ended) stopRunning(worker, a);
         else if (a.spec.timeoutMs > 0) a.timers.push(setTimeout(() => terminate(a, 'timed-out'), Math.max(0, m.at + a.spec.timeoutMs - Date.now())));
@@ -141,6 +171,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         a.worker = undefined;
         a.recalling = false;
         if (a.ended) finish(a, 'aborted', null, null, '');
+        else if (a.withdrawing) finish(a, 'aborted', null, null, 'withdrawn before it started', true);
         else {
           backlog.unshift(a);
           pump();
@@ -164,6 +195,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
           const status = a.ended === 'timed-out' ? 'timed-out' : a.ended ? 'aborted' : 'failed';
           finish(a, status, code, signal, a.ended ? '' : `the job's process exited (${signal ?? `code ${code}`})`);
         } else if (a.ended) finish(a, 'aborted', null, null, '');
+        else if (a.withdrawing) finish(a, 'aborted', null, null, 'withdrawn before it started', true);
         else {
           // Never started there: it goes to another worker.
           a.worker = undefined;
@@ -172,7 +204,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         }
       }
       if (!closed) {
-        while (workers.size < min) workers.add(spawnWorker());
+        grow(floor);
         pump();
       }
     });
@@ -196,7 +228,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     a.timers.push(setTimeout(() => kill(worker, 'SIGKILL'), a.spec.killGraceMs));
   }
 
-  function finish(a: Active, status: RunResult['status'], exitCode: number | null, signal: string | null, message: string): void {
+  function finish(a: Active, status: RunResult['status'], exitCode: number | null, signal: string | null, message: string, withdrawn = false): void {
     if (a.done) return;
     a.done = true;
     const worker = a.worker;
@@ -212,7 +244,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     void Promise.all([a.stdoutFile.end(), a.stderrFile.end()]).then(() => {
       const stdoutTail = (a.workerTails?.stdout ?? (a.started ? fileTail(a.spec.stdoutPath) : '')) + a.stdout.text();
       const stderrTail = (a.workerTails?.stderr ?? (a.started ? fileTail(a.spec.stderrPath) : '')) + a.stderr.text();
-      a.resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.slice(-4096), stderrTail: stderrTail.slice(-4096), startedAt: a.startedAt, endedAt });
+      a.resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.slice(-4096), stderrTail: stderrTail.slice(-4096), startedAt: a.startedAt, endedAt, ...(withdrawn ? { withdrawn } : {}) });
     });
     pump();
   }
@@ -259,15 +291,14 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
 
   function pump(): void {
     while (backlog.length > 0 && !closed) {
-      const live = [...workers].filter((w) => !w.dying);
-      let target = live.find((w) => w.runs.length === 0);
-      if (!target && workers.size < max) {
-        target = spawnWorker();
-        workers.add(target);
-      }
+      const ready = [...workers].filter((w) => w.ready && !w.dying);
+      let target = ready.find((w) => w.runs.length === 0);
+      // No idle worker: one more is started (it takes runs once ready); meanwhile the run may wait
+      // inside a worker whose current run is young.
+      if (!target) grow(workers.size + 1);
       if (!target) {
         const now = Date.now();
-        for (const w of live) {
+        for (const w of ready) {
           const running = current(w);
           const young = !running || now - running.startedAt <= youngMs;
           if (young && w.runs.length <= depth && (!target || w.runs.length < target.runs.length)) target = w;
@@ -277,12 +308,41 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       const a = backlog.shift()!;
       a.worker = target;
       target.runs.push(a);
-      send(target, { type: 'run', runId: a.spec.runId, module: a.spec.module, context: a.spec.context, stdoutPath: a.spec.stdoutPath, stderrPath: a.spec.stderrPath });
+      const { runId, module, context, stdoutPath, stderrPath, startAt } = a.spec;
+      send(target, { type: 'run', runId, module, context, stdoutPath, stderrPath, ...(startAt !== undefined ? { startAt } : {}) });
       if (target.runs.length > 1 && !recallTimer) recallTimer = setTimeout(recallStuck, youngMs);
     }
   }
 
-  for (let i = 0; i < min; i += 1) workers.add(spawnWorker());
+  /**
+   * Starts workers up to `count` (and `max`), no more at once than this machine has cores: a start
+   * is CPU-bound, so starting more at once only makes every one of them ready later.
+   */
+  function grow(count: number): void {
+    let starting = 0;
+    for (const w of workers) if (!w.ready && !w.dying) starting += 1;
+    while (!closed && workers.size < Math.min(max, count) && starting < bootParallel) {
+      workers.add(spawnWorker());
+      starting += 1;
+    }
+  }
+
+  /** Takes back a run that has not started; `done` then says `withdrawn`. */
+  function withdraw(a: Active): void {
+    if (a.done || a.started || a.ended) return;
+    if (!a.worker) {
+      backlog.splice(backlog.indexOf(a), 1);
+      finish(a, 'aborted', null, null, 'withdrawn before it started', true);
+      return;
+    }
+    a.withdrawing = true;
+    if (!a.recalling) {
+      a.recalling = true;
+      send(a.worker, { type: 'cancel', runId: a.spec.runId });
+    }
+  }
+
+  grow(min);
 
   return {
     get size() {
@@ -294,6 +354,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         startedAt: Date.now(),
         started: false,
         recalling: false,
+        withdrawing: false,
         stdout: createOutputTail(),
         stderr: createOutputTail(),
         stdoutFile: createLazyFile(spec.stdoutPath),
@@ -314,7 +375,17 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         setOwner: (owner) => {
           if (active.worker) send(active.worker, { type: 'ownership', runId: spec.runId, owner });
         },
+        withdraw: () => withdraw(active),
       };
+    },
+    warm(count) {
+      floor = Math.max(floor, Math.min(max, count));
+      grow(floor);
+    },
+    preload(module) {
+      if (preloads.has(module)) return;
+      preloads.add(module);
+      for (const w of workers) if (w.ready) send(w, { type: 'preload', module });
     },
     async close() {
       closed = true;

@@ -1,8 +1,13 @@
 /** Messages between the executor and its Node job workers. */
 
-/** Executor → worker. A worker runs its runs one at a time, in the order they arrive. */
+/**
+ * Executor → worker. A worker runs its runs one at a time, in order of `startAt` (a run without one
+ * is due at once), then of arrival; a run is never started before its `startAt`.
+ */
 export type ParentMessage =
-  | { type: 'run'; runId: string; module: string; context: Record<string, unknown>; stdoutPath: string; stderrPath: string }
+  | { type: 'run'; runId: string; module: string; context: Record<string, unknown>; stdoutPath: string; stderrPath: string; startAt?: number }
+  /** Import a job module ahead of its first run. */
+  | { type: 'preload'; module: string }
   /** Take back a run that has not started: the worker answers `cancelled` if it had not. */
   | { type: 'cancel'; runId: string }
   /** Abort the running run's `ctx.signal` (a kill follows after the grace). */

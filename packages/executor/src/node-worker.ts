@@ -1,6 +1,7 @@
 /**
- * The child process that runs Node jobs for the executor's pool, one run at a time in arrival order
- * (the next may already be waiting here), speaking a small typed protocol over the IPC channel
+ * The child process that runs Node jobs for the executor's pool, one run at a time in order of
+ * `startAt`, then of arrival (the next may already be waiting here; a run claimed ahead of its fire
+ * time waits here and starts on the dot), speaking a small typed protocol over the IPC channel
  * (node-protocol.ts).
  *
  * The worker captures the run's own output itself — `ctx.log`, `console.*`, `process.stdout/stderr
@@ -21,7 +22,8 @@ interface Capture {
 }
 
 let controller: AbortController | undefined;
-const modules = new Map<string, { run?: (ctx: unknown) => unknown }>();
+type JobModule = { run?: (ctx: unknown) => unknown };
+const modules = new Map<string, JobModule>();
 let owner = true;
 let current: { stdout: Capture; stderr: Capture } | undefined;
 
@@ -64,21 +66,47 @@ async function finish(runId: string, ok: boolean, message: string): Promise<void
 
 type RunMessage = Extract<ParentMessage, { type: 'run' }>;
 
-// Runs wait here in arrival order (the executor may send the next before this one ends: no round
-// trip between two runs) and run one at a time. A waiting run can be taken back (`cancel`).
+// Runs wait here (the executor may send the next before this one ends: no round trip between two
+// runs), ordered by `startAt` then arrival, and run one at a time, none before its `startAt`. A
+// waiting run can be taken back (`cancel`).
 const queue: RunMessage[] = [];
 let runningId: string | undefined;
+let looping = false;
+/** Ends the wait for the head's `startAt` early (the head changed). */
+let wake: (() => void) | undefined;
+
+const dueAt = (r: RunMessage): number => r.startAt ?? 0;
+
+/** Imported once per worker: a repeated import() still costs a trip through the loader hooks. */
+async function load(module: string): Promise<JobModule | undefined> {
+  let job = modules.get(module);
+  if (!job) {
+    const mod = (await import(pathToFileURL(module).href)) as { default?: JobModule };
+    job = mod.default;
+    if (job) modules.set(module, job);
+  }
+  return job;
+}
 
 process.on('message', (raw: ParentMessage) => {
   switch (raw.type) {
-    case 'run':
-      queue.push(raw);
-      if (runningId === undefined) void runNext();
+    case 'run': {
+      let i = queue.length;
+      while (i > 0 && dueAt(queue[i - 1]!) > dueAt(raw)) i -= 1;
+      queue.splice(i, 0, raw);
+      if (i === 0) wake?.();
+      if (!looping) void runNext();
+      return;
+    }
+    case 'preload':
+      // A module that fails to load says so at its first run.
+      void load(raw.module).catch(() => undefined);
       return;
     case 'cancel': {
       const i = queue.findIndex((r) => r.runId === raw.runId);
       if (i >= 0) {
         queue.splice(i, 1);
+        if (i === 0) wake?.();
         send({ type: 'cancelled', runId: raw.runId });
       }
       return;
@@ -93,11 +121,23 @@ process.on('message', (raw: ParentMessage) => {
 });
 
 async function runNext(): Promise<void> {
-  for (let raw = queue.shift(); raw; raw = queue.shift()) {
+  looping = true;
+  while (queue.length > 0) {
+    const wait = dueAt(queue[0]!) - Date.now();
+    if (wait > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait);
+        wake = () => { clearTimeout(timer); resolve(); };
+      });
+      wake = undefined;
+      continue;
+    }
+    const raw = queue.shift()!;
     runningId = raw.runId;
     await runOne(raw);
     runningId = undefined;
   }
+  looping = false;
 }
 
 async function runOne(raw: RunMessage): Promise<void> {
@@ -110,13 +150,7 @@ async function runOne(raw: RunMessage): Promise<void> {
   send({ type: 'started', runId: raw.runId, at: Date.now() });
   const signal = controller.signal;
   try {
-    // Imported once per worker: a repeated import() still costs a trip through the loader hooks.
-    let job = modules.get(raw.module);
-    if (!job) {
-      const mod = (await import(pathToFileURL(raw.module).href)) as { default?: { run?: (ctx: unknown) => unknown } };
-      job = mod.default;
-      if (job) modules.set(raw.module, job);
-    }
+    const job = await load(raw.module);
     if (!job || typeof job.run !== 'function') throw new Error(`${raw.module} has no default export made by defineJob`);
     const ctx = {
       ...raw.context,

@@ -23,6 +23,8 @@ export interface RunResult {
   stderrTail: string;
   startedAt: number;
   endedAt: number;
+  /** Taken back before it started ({@link RunHandle.withdraw}): it never ran. */
+  withdrawn?: boolean;
 }
 
 /** Why a run is stopped from outside. */
@@ -37,4 +39,9 @@ export interface RunHandle {
   stop(reason: StopReason): void;
   /** Tells the run whether this executor still owns it (Node jobs see it in `ctx.isOwner()`). */
   setOwner(owner: boolean): void;
+  /**
+   * Takes the run back if it has not started: `done` then resolves with `withdrawn: true`. A run
+   * that started meanwhile goes on as if nothing was asked. Only Node runs wait to start.
+   */
+  withdraw?(): void;
 }

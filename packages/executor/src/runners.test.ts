@@ -146,6 +146,71 @@ describe('node job pool dispatch', () => {
     }
   });
 
+  it('starts a run handed over ahead of time on its startAt, never before, earliest first', async () => {
+    const pool = createNodePool({ min: 1, max: 1 });
+    try {
+      const path = join(dir, 'start-at.txt');
+      const t0 = Date.now();
+      const starts = new Map<string, number>();
+      const late = pool.run({ ...spec('late', path, 0), startAt: t0 + 900, onStart: (at) => starts.set('late', at) });
+      const early = pool.run({ ...spec('early', path, 0), startAt: t0 + 600, onStart: (at) => starts.set('early', at) });
+      const now = pool.run(spec('now', path, 0));
+      const [l, e, n] = await Promise.all([late.done, early.done, now.done]);
+      expect([l.status, e.status, n.status]).toEqual(['succeeded', 'succeeded', 'succeeded']);
+      // In startAt order (a run without one is due at once), each on its startAt and not before.
+      expect(ledgerLines(path)).toEqual(['now', 'early', 'late']);
+      expect(e.startedAt).toBeGreaterThanOrEqual(t0 + 600);
+      expect(l.startedAt).toBeGreaterThanOrEqual(t0 + 900);
+      expect(starts.get('early')).toBe(e.startedAt);
+      expect(starts.get('late')).toBe(l.startedAt);
+      expect(l.startedAt - (t0 + 900)).toBeLessThan(100);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('withdraws a run that has not started (it never runs), but not one that has', async () => {
+    const pool = createNodePool({ min: 1, max: 1 });
+    try {
+      const path = join(dir, 'withdraw.txt');
+      const waiting = pool.run({ ...spec('waiting', path, 0), startAt: Date.now() + 800 });
+      const running = pool.run(spec('running', path, 400));
+      await eventually(() => expect(ledgerLines(path)).toEqual(['running']));
+      waiting.withdraw!();
+      running.withdraw!();
+      expect(await waiting.done).toMatchObject({ status: 'aborted', withdrawn: true });
+      const ran = await running.done;
+      expect(ran.status).toBe('succeeded');
+      expect(ran.withdrawn).toBeUndefined();
+      // Past the withdrawn run's startAt: it never started.
+      await eventually(() => expect(Date.now()).toBeGreaterThan(ran.endedAt + 600), { timeoutMs: 2000 });
+      expect(ledgerLines(path)).toEqual(['running']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('warms workers ahead of need, each importing the preloaded modules before any run', async () => {
+    const ledger = join(dir, 'imports.txt');
+    process.env.ORRERY_TEST_IMPORT_LEDGER = ledger;
+    const pool = createNodePool({ min: 1, max: 3 });
+    try {
+      pool.preload(fixture('announces-import.ts'));
+      pool.warm(3);
+      expect(pool.size).toBeGreaterThanOrEqual(1);
+      await eventually(() => expect(ledgerLines(ledger)).toHaveLength(3), { timeoutMs: 15_000 });
+      expect(new Set(ledgerLines(ledger)).size).toBe(3);
+      expect(pool.size).toBe(3);
+      // A run then costs no import.
+      const result = await pool.run({ ...io(), runId: 'after-warm', module: fixture('announces-import.ts'), context: {} }).done;
+      expect(result).toMatchObject({ status: 'succeeded', message: 'ran' });
+      expect(ledgerLines(ledger)).toHaveLength(3);
+    } finally {
+      delete process.env.ORRERY_TEST_IMPORT_LEDGER;
+      await pool.close();
+    }
+  });
+
   it('gives the runs waiting behind a killed run to a fresh worker', async () => {
     const pool = createNodePool({ min: 1, max: 1 });
     try {
