@@ -3,8 +3,9 @@
  * fire in the same instant, their claims queue behind each other and the last ones return tens or
  * hundreds of milliseconds later. Claiming that much ahead of the fire time — and starting the run on
  * the dot — takes the claim out of the run's lateness. The lead follows the slowest claim of the
- * last few fires (× 1.5, plus 10 ms), between 10 ms and `maxLeadMs`; a job never claims earlier
- * than 40 % of its period ahead.
+ * last 20 fires (× 2, plus 20 ms: ZooKeeper's fsyncs make single claims slow now and then), between
+ * `minLeadMs` (default 20) and `maxLeadMs` (800); a job never claims earlier than 40 % of its
+ * period ahead.
  *
  * Claiming early changes nothing else: the shard is `running` (claimed) from the claim on, the
  * overlap policy still applies at the fire time to an item still running here, and a claim whose
@@ -17,11 +18,12 @@ export interface ClaimLead {
   observe(fireTime: number, latencyMs: number): void;
 }
 
-export function createClaimLead(options: { initialMs?: number; maxLeadMs?: number; window?: number } = {}): ClaimLead {
-  const maxLeadMs = options.maxLeadMs ?? 800;
-  const window = options.window ?? 5;
+export function createClaimLead(options: { initialMs?: number; minLeadMs?: number; maxLeadMs?: number; window?: number } = {}): ClaimLead {
+  const maxLeadMs = Math.max(options.maxLeadMs ?? 800, options.minLeadMs ?? 0);
+  const minLeadMs = options.minLeadMs ?? 20;
+  const window = options.window ?? 20;
   const slowest = new Map<number, number>();
-  let lead = options.initialMs ?? 50;
+  let lead = Math.max(minLeadMs, options.initialMs ?? 50);
   return {
     maxLeadMs,
     leadMs: () => lead,
@@ -29,7 +31,7 @@ export function createClaimLead(options: { initialMs?: number; maxLeadMs?: numbe
       slowest.set(fireTime, Math.max(slowest.get(fireTime) ?? 0, latencyMs));
       while (slowest.size > window) slowest.delete(slowest.keys().next().value as number);
       const worst = Math.max(...slowest.values());
-      lead = Math.min(maxLeadMs, Math.max(10, Math.ceil(worst * 1.5) + 10));
+      lead = Math.min(maxLeadMs, Math.max(minLeadMs, Math.ceil(worst * 2) + 20));
     },
   };
 }

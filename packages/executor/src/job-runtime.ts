@@ -71,6 +71,8 @@ export interface RuntimeContext {
   trackProcessGroup?(pgid: number, done: Promise<unknown>): void;
   /** How early to claim a cron fire's shards so that runs start on time (see claim-lead.ts). */
   claimLead: ClaimLead;
+  /** This job now has `items` Node shards to run here (0: none), so the pool can start workers ahead. */
+  nodeDemand?(job: string, items: number): void;
 }
 
 interface ActiveRun {
@@ -78,6 +80,8 @@ interface ActiveRun {
   fireTime: number;
   handle: RunHandle | undefined;
   finished: Promise<void>;
+  /** Handed to a Node worker ahead of its fire time and not started yet: can be withdrawn. */
+  pending?: boolean;
 }
 
 type Trigger = RunRecord['trigger'];
@@ -191,6 +195,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   function onConfig(next: JobConfig | undefined): void {
     const before = config;
     config = next;
+    if (!next?.enabled) withdrawPending(() => true);
+    reportDemand();
     if (!next) {
       stopTimer();
       return;
@@ -214,6 +220,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const changed = gained.length > 0 || [...effective].some((i) => !next.has(i));
     effective = next;
     if (!changed) return;
+    withdrawPending((item) => !next.has(item));
+    reportDemand();
     const items = [...next].sort((a, b) => a - b);
     logger.info({ items }, 'items changed');
     emitter.emit('items:changed', { job, items });
@@ -224,6 +232,18 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       const recent = schedule.between(now - config.misfire.thresholdSeconds * 1000, now, 1000).at(-1);
       if (recent !== undefined && recent <= handledUntil) for (const item of gained) void runShard(item, recent, 'misfire', 1);
     }
+  }
+
+  /** Node runs handed to a worker ahead of their fire time that should no longer start: taken back. */
+  function withdrawPending(which: (item: number) => boolean): void {
+    for (const [item, run] of active) if (run.pending && which(item)) run.handle?.withdraw?.();
+  }
+
+  /** Tells the executor how many Node shards this job runs here, and preloads its module. */
+  function reportDemand(): void {
+    const module = !closed && config?.type === 'node' && config.enabled && config.handler ? ctx.modules.get(config.handler) : undefined;
+    if (module && effective.size > 0) ctx.nodePool.preload(module);
+    ctx.nodeDemand?.(job, module ? effective.size : 0);
   }
 
   // ---- the timer ------------------------------------------------------------------------------
@@ -343,6 +363,13 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     if (trigger === 'cron') ctx.claimLead.observe(fireTime, Date.now() - startedAt);
     if (claim.claimed && startAt !== undefined && Date.now() < startAt) {
       // Claimed ahead of the fire time: start on the dot, unless the item or the job went meanwhile.
+      if (closed || !config?.enabled || !effective.has(item)) {
+        await releaseClaim(item, claim.claim);
+        return;
+      }
+      // A Node run goes to its worker now, which starts it on the dot (withdrawn if the item or the
+      // job goes meanwhile); a shell run is spawned here at the fire time.
+      if (c.type === 'node' && c.handler && ctx.modules.has(c.handler)) return runClaimed(c, item, fireTime, trigger, attempt, param, run, claim.claim, startAt);
       await new Promise((resolve) => setTimeout(resolve, startAt - Date.now()));
       if (closed || !config?.enabled || !effective.has(item)) {
         await releaseClaim(item, claim.claim);
@@ -390,9 +417,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
   }
 
-  async function runClaimed(c: JobConfig, item: number, fireTime: number, trigger: Trigger, attempt: number, param: string | undefined, run: ActiveRun, claim: Claim): Promise<void> {
+  async function runClaimed(c: JobConfig, item: number, fireTime: number, trigger: Trigger, attempt: number, param: string | undefined, run: ActiveRun, claim: Claim, startAt?: number): Promise<void> {
     const startedAt = Date.now();
-    const lateMs = Math.max(0, startedAt - fireTime);
     const logs = ctx.history.logPaths(job, run.runId);
     const shardParam = c.shardingItemParameters[String(item)] ?? '';
     const jobParam = param ?? c.jobParameter;
@@ -410,8 +436,14 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       ORRERY_FENCING_TOKEN: String(claim.fencingToken),
       ORRERY_ATTEMPT: String(attempt),
     };
-    metrics.lateness.observe(lateMs / 1000, { trigger });
-    emitter.emit('run:started', { job, item, fireTime, runId: run.runId, attempt, lateMs, trigger, fencingToken: claim.fencingToken });
+    const onStart = (at: number): void => {
+      run.pending = false;
+      const lateMs = Math.max(0, at - fireTime);
+      metrics.lateness.observe(lateMs / 1000, { trigger });
+      emitter.emit('run:started', { job, item, fireTime, runId: run.runId, attempt, lateMs, trigger, fencingToken: claim.fencingToken });
+    };
+    // A run handed over ahead of its fire time says so when its worker starts it.
+    if (startAt === undefined) onStart(startedAt);
     let result: RunResult;
     if (c.type === 'shell') {
       const handle = runShell({
@@ -434,10 +466,17 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         const handle = ctx.nodePool.run({
           runId: run.runId, module, stdoutPath: logs.stdout, stderrPath: logs.stderr, timeoutMs, killGraceMs: ctx.killGraceMs,
           context: { namespace, job, shardItem: item, shardTotal: c.shardingTotalCount, shardParam, jobParam, fireTime, runId: run.runId, fencingToken: claim.fencingToken, attempt },
+          ...(startAt !== undefined ? { startAt, onStart } : {}),
         });
         run.handle = handle;
+        run.pending = startAt !== undefined;
         result = await handle.done;
       }
+    }
+    if (result.withdrawn) {
+      // Taken back before it started: it never ran, so the claim is given back and nothing recorded.
+      await releaseClaim(item, claim);
+      return;
     }
     const outcome: ShardOutcome = {
       status: result.status,
@@ -659,6 +698,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       if (closed) return;
       closed = true;
       stopTimer();
+      withdrawPending(() => true);
+      ctx.nodeDemand?.(job, 0);
       for (const off of offs.splice(0)) off();
       queued.clear();
       if (options.stopRuns) {
