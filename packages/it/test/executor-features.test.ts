@@ -148,7 +148,9 @@ describe('schedules', () => {
     await c.apply({ ...base, enabled: true, cron: '* * * * * *' });
     const changedAt = Date.now();
     await eventually(() => expect(c.ledger(ledger).length).toBeGreaterThanOrEqual(1), { timeoutMs: 3000 });
-    expect(Number(c.ledger(ledger)[0]) - changedAt).toBeLessThanOrEqual(1000);
+    // The first fire is the next whole second after the executor saw the change (a few ms after it
+    // was written): within 1 s of the change, plus that propagation.
+    expect(Number(c.ledger(ledger)[0]) - changedAt).toBeLessThanOrEqual(1000 + 250);
     await c.cli('disable', 'live');
     const disabledAt = Date.now();
     await waitIdle(c.zk, 'live', 1);
