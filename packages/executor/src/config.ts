@@ -20,13 +20,15 @@ export interface ExecutorConfig {
   clusterToken: string | undefined;
   sessionTimeoutMs: number;
   killGraceMs: number;
+  shutdownTimeoutMs: number;
   nodeWorkers: number;
   logLevel: string;
 }
 
 export const EXECUTOR_USAGE = `Usage: orrery-executor --namespace NS [--zk HOST:PORT[,…]] [--root PATH] [--name NAME] [--jobs DIR]
                        [--tags a,b] [--http-port N] [--http-host H] [--advertise-host H] [--data-dir DIR]
-                       [--session-timeout SECONDS] [--kill-grace SECONDS] [--node-workers N] [--log-level L]
+                       [--session-timeout SECONDS] [--kill-grace SECONDS] [--shutdown-timeout SECONDS]
+                       [--node-workers N] [--log-level L]
 
 Runs the shards of its namespace's jobs that the allocator gives it.
   --namespace        the namespace (env ORRERY_NAMESPACE)
@@ -40,6 +42,8 @@ Runs the shards of its namespace's jobs that the allocator gives it.
   --data-dir         run history and logs (default ~/.local/state/orrery/NS/NAME)
   --session-timeout  ZooKeeper session timeout in seconds (default 10)
   --kill-grace       seconds between SIGTERM and SIGKILL on timeout or stop (default 5)
+  --shutdown-timeout on SIGTERM/SIGINT, seconds to let runs in progress finish (default 30);
+                     a second signal stops them at once
   --node-workers     at most this many Node job processes at once (default 8)
   --log-level        trace|debug|info|warn|error (default info)
 The run history endpoint needs ORRERY_CLUSTER_TOKEN (shared by the cluster).
@@ -55,7 +59,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
         namespace: { type: 'string', short: 'n' }, zk: { type: 'string' }, root: { type: 'string' }, name: { type: 'string' },
         jobs: { type: 'string' }, tags: { type: 'string' }, 'http-port': { type: 'string' }, 'http-host': { type: 'string' },
         'advertise-host': { type: 'string' }, 'data-dir': { type: 'string' }, 'session-timeout': { type: 'string' },
-        'kill-grace': { type: 'string' }, 'node-workers': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'kill-grace': { type: 'string' }, 'shutdown-timeout': { type: 'string' }, 'node-workers': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (error) {
@@ -82,6 +86,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
   const httpPort = values['http-port'] === undefined ? undefined : int('--http-port', values['http-port'], 0, 65535, 0);
   const sessionTimeout = int('--session-timeout', values['session-timeout'], 1, 120, 10);
   const killGrace = int('--kill-grace', values['kill-grace'], 0, 600, 5);
+  const shutdownTimeout = int('--shutdown-timeout', values['shutdown-timeout'], 0, 3600, 30);
   const nodeWorkers = int('--node-workers', values['node-workers'], 1, 256, 8);
   const logLevel = values['log-level'] ?? 'info';
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) issues.push({ field: '--log-level', rule: 'one-of', message: `--log-level: must be trace, debug, info, warn or error (got '${logLevel}')` });
@@ -100,6 +105,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
     clusterToken: env.ORRERY_CLUSTER_TOKEN || undefined,
     sessionTimeoutMs: sessionTimeout * 1000,
     killGraceMs: killGrace * 1000,
+    shutdownTimeoutMs: shutdownTimeout * 1000,
     nodeWorkers,
     logLevel,
   });

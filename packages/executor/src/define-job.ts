@@ -20,7 +20,10 @@ export interface JobContext {
   runId: string;
   /** The claim's mzxid: increases with every run of this item. */
   fencingToken: number;
+  /** 1 for the first attempt; retries and failover re-runs count up. */
   attempt: number;
+  /** Why this run happened. */
+  trigger: 'cron' | 'misfire' | 'run-now' | 'retry' | 'downstream' | 'failover';
   /** Aborted on timeout or stop; the process is killed after a short grace anyway. */
   signal: AbortSignal;
   /** Writes a line to the run's log (stdout). */

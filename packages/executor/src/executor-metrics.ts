@@ -10,6 +10,7 @@ export interface ExecutorMetrics {
   jobs: NumberMetric;
   running: NumberMetric;
   alarms: NumberMetric;
+  fenced: NumberMetric;
 }
 
 export function createExecutorMetrics(m: Metrics): ExecutorMetrics {
@@ -22,5 +23,6 @@ export function createExecutorMetrics(m: Metrics): ExecutorMetrics {
     jobs: m.gauge('orrery_executor_jobs', 'Jobs this executor is assigned'),
     running: m.gauge('orrery_executor_runs_in_progress', 'Runs in progress'),
     alarms: m.counter('orrery_executor_alarms_total', 'Run alarms sent, by kind'),
+    fenced: m.counter('orrery_executor_fenced_total', 'Self-fencing events (every run stopped), by reason'),
   };
 }

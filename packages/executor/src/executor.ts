@@ -9,6 +9,13 @@
  * Then it watches its own assignment summary — and for each job the summary names, that job's
  * config, `applied` node and commands (see job-runtime.ts) — never a watch or node per job it does
  * not run. Summaries from an older allocatorEpoch than one already seen are ignored.
+ *
+ * Failures: a session fence (session-fence.ts) stops every run before the session could expire
+ * and starts no fire without a live session; a fence guard process kills the job process groups
+ * if the executor freezes or dies. Shell runs' process groups are recorded on disk, and a restart
+ * after a crash kills what its previous life left before it registers (orphans.ts).
+ * `shutdown()` leaves gracefully: no new fires, presence marked `leaving` so the allocator moves
+ * the shards away at once, runs in progress finish (up to a timeout), then `close()`.
  */
 import { mkdirSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
@@ -44,6 +51,8 @@ import { loadJobModules, type JobModules } from './job-modules.js';
 import { createJobRuntime, type JobRuntime } from './job-runtime.js';
 import { createNodePool, type NodePool } from './node-pool.js';
 import { createRunAlarms } from './run-alarms.js';
+import { createOrphanRecords } from './orphans.js';
+import { createSessionFence, type SessionFence } from './session-fence.js';
 
 /** Options of {@link createExecutor}. */
 export interface ExecutorOptions {
@@ -77,6 +86,8 @@ export interface ExecutorOptions {
    * keeps ZooKeeper's latency out of the runs' start.
    */
   claimAheadMs?: number;
+  /** Start the fence guard process (default true; see session-fence.ts). */
+  fenceGuard?: boolean;
   /** Node job worker processes. Default `{min: 1, max: 8}`; more start as Node shards are assigned. */
   nodeWorkers?: { min?: number; max?: number };
   /** History retention. Defaults: 7 days, 1 GiB. */
@@ -99,8 +110,16 @@ export interface Executor extends Subscribable<ExecutorEvents> {
   /** Jobs this executor is assigned now. */
   jobs(): string[];
   start(): Promise<void>;
-  /** Stops: leaves its jobs, stops runs in progress, removes its presence. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Leaves gracefully: starts no new fire, marks its presence `leaving` (the allocator moves its
+   * shards away at once), waits up to `timeoutMs` for runs in progress, then `close()`.
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
+  /**
+   * Stops: leaves its jobs, stops runs in progress (SIGTERM, SIGKILL after `graceMs`, default the
+   * kill grace), removes its presence. Idempotent.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -117,15 +136,31 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const tmpDir = join(dataDir, 'tmp');
   const history = createHistory({ dataDir, maxAgeMs: options.historyMaxAgeMs, maxBytes: options.historyMaxBytes });
   const runtimes = new Map<string, JobRuntime>();
+  /** Runtimes of jobs this executor no longer has, while their last runs finish. */
+  const retired = new Set<JobRuntime>();
+  const allRuntimes = (): JobRuntime[] => [...runtimes.values(), ...retired];
+  const orphans = createOrphanRecords(dataDir);
+  let leaving = false;
+  const fence: SessionFence = createSessionFence({
+    zk, logger, killGraceMs: options.killGraceMs ?? 5000, guard: options.fenceGuard ?? true,
+    onFence: (reason, graceMs) => {
+      let runs = 0;
+      for (const r of allRuntimes()) runs += r.fence(graceMs);
+      metrics.fenced.inc({ reason });
+      emitter.emit('fenced', { reason, runs });
+    },
+  });
   /** Node shards per job run here: the pool keeps that many workers (up to its max) started. */
   const nodeDemand = new Map<string, number>();
   const claimLead = createClaimLead(options.claimAheadMs !== undefined ? { minLeadMs: options.claimAheadMs } : {});
   let modules: JobModules = new Map();
   let nodePool: NodePool | undefined;
   let presence: EphemeralNode | undefined;
+  let presenceInfo: ExecutorInfo | undefined;
   let http: ExecutorHttp | undefined;
   let maxAllocatorEpoch = 0;
   let closed = false;
+  let closing: Promise<void> | undefined;
   let started = false;
   let pruneTimer: NodeJS.Timeout | undefined;
   const offs: Array<() => void> = [];
@@ -149,6 +184,16 @@ export function createExecutor(options: ExecutorOptions): Executor {
       r = createJobRuntime({
         zk, namespace, executor: name, logger, emitter, metrics, history, nodePool: nodePool!, modules,
         killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive, claimLead,
+        canStart: () => !leaving && fence.canStart(),
+        eventAlarm: (kind, j, body) => alarms.jobEvent(kind, j, body),
+        trackProcessGroup: (pgid, j, runId, done) => {
+          fence.track(pgid);
+          const forget = orphans.record(pgid, j, runId);
+          void done.finally(() => {
+            fence.untrack(pgid);
+            forget();
+          });
+        },
         nodeDemand: (j, items) => {
           if (items > 0) nodeDemand.set(j, items);
           else nodeDemand.delete(j);
@@ -181,7 +226,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
         runtime.setSummaryItems([]);
         runtimes.delete(job);
         metrics.jobs.set(runtimes.size);
-        void runtime.close();
+        retired.add(runtime);
+        void runtime.close().then(() => runtime.whenIdle()).finally(() => retired.delete(runtime));
       }
     } catch (error) {
       const code = (error as OrreryError).code;
@@ -231,13 +277,24 @@ export function createExecutor(options: ExecutorOptions): Executor {
       started = true;
       mkdirSync(tmpDir, { recursive: true });
       modules = await loadJobModules(options.jobsDir);
-      nodePool = createNodePool({ min: modules.size > 0 ? (options.nodeWorkers?.min ?? 1) : 0, max: options.nodeWorkers?.max ?? 8 });
+      // What a crashed previous life of this executor left running dies before it registers.
+      const reaped = orphans.reap();
+      if (reaped.length > 0) logger.warn({ groups: reaped }, 'killed job process groups left by a previous run of this executor');
+      nodePool = createNodePool({
+        min: modules.size > 0 ? (options.nodeWorkers?.min ?? 1) : 0,
+        max: options.nodeWorkers?.max ?? 8,
+        onWorker: (pgid, exited) => {
+          fence.track(pgid);
+          void exited.then(() => fence.untrack(pgid));
+        },
+      });
       offs.push(zk.on('state', (s) => {
         metrics.zkConnected.set(s.state === 'CONNECTED' || s.state === 'RECONNECTED' ? 1 : 0);
         logger.info({ state: s.state, sessionId: s.sessionId, newSession: s.newSession }, 'zookeeper connection state');
       }));
       await zk.start();
       metrics.zkConnected.set(1);
+      await fence.start();
       if (!(await zk.exists(paths.namespace(namespace)))) {
         throw new OrreryError('not-found', `namespace '${namespace}' does not exist (create it with: orrery ns create ${namespace})`);
       }
@@ -248,7 +305,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
           health: () => ({ ok: zk.phase === 'connected', zookeeper: zk.phase, executor: name, namespace, jobs: runtimes.size, version: ORRERY_VERSION }),
         });
       }
-      const info: ExecutorInfo = {
+      const info: ExecutorInfo = presenceInfo = {
         host: options.advertiseHost ?? hostname(),
         pid: process.pid,
         version: ORRERY_VERSION,
@@ -275,18 +332,41 @@ export function createExecutor(options: ExecutorOptions): Executor {
       logger.info({ handlers: info.handlers, tags: info.tags, httpUrl: info.httpUrl }, 'executor registered');
       emitter.emit('executor:registered', { name, sessionId: zk.sessionId ?? '' });
     },
-    async close() {
-      if (closed) return;
+    async shutdown(timeoutMs = 30_000) {
+      if (closed || leaving) return executor.close();
+      leaving = true;
+      const t0 = Date.now();
+      for (const r of allRuntimes()) r.stopFiring();
+      logger.info({ timeoutMs }, 'shutting down: no new fires; handing the shards over');
+      if (presence && presenceInfo) await presence.update({ ...presenceInfo, leaving: true }).catch((error) => logger.warn({ err: toError(error) }, 'could not mark the presence as leaving'));
+      const idle = Promise.all(allRuntimes().map((r) => r.whenIdle()));
+      let timer: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([idle.then(() => true), new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); })]);
+      if (timer) clearTimeout(timer);
+      logger.info({ ms: Date.now() - t0, runsFinished: finished }, finished ? 'runs in progress finished' : 'shutdown timeout: stopping the runs still in progress');
+      await executor.close();
+    },
+    async close(closeOptions = {}) {
+      if (closed) {
+        // A second, quicker close (a second signal): stop what still runs now.
+        if (closeOptions.graceMs !== undefined) for (const r of allRuntimes()) r.fence(closeOptions.graceMs);
+        return closing;
+      }
       closed = true;
+      leaving = true;
+      let done!: () => void;
+      closing = new Promise<void>((resolve) => { done = resolve; });
       for (const off of offs.splice(0)) off();
       if (pruneTimer) clearInterval(pruneTimer);
-      await Promise.all([...runtimes.values()].map((r) => r.close({ stopRuns: true })));
+      await Promise.all(allRuntimes().map((r) => r.close({ stopRuns: true, ...(closeOptions.graceMs !== undefined ? { graceMs: closeOptions.graceMs } : {}) })));
       runtimes.clear();
       await presence?.close();
       await nodePool?.close();
+      await fence.close();
       await http?.close();
       await zk.close();
       emitter.clear();
+      done();
     },
     [Symbol.asyncDispose]() {
       return executor.close();

@@ -13,7 +13,7 @@ import type { ShardOutcome } from '@orrery/core';
 export interface RunRecord extends ShardOutcome {
   job: string;
   item: number;
-  trigger: 'cron' | 'run-now' | 'retry' | 'downstream' | 'misfire';
+  trigger: 'cron' | 'run-now' | 'retry' | 'downstream' | 'misfire' | 'failover';
   /** False when the completion found the claim taken over (a stale run: nothing recorded in ZooKeeper). */
   recorded: boolean;
 }

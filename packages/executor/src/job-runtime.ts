@@ -9,7 +9,12 @@
  * - One timer per job (not per shard), planned by `planFire` with the misfire policy.
  * - Each run: claim (one write), run, complete (one write) — see `@orrery/core`'s shard claim.
  * - As job leader: turns a new `assignment` into `applied` once no item that moves has a run in
- *   progress on a live executor, releases claims of dead sessions, and prunes old commands.
+ *   progress on a live executor; marks the claim of a dead session for a **failover** re-run (a job
+ *   with `failover`) or releases it; prunes old commands.
+ * - Failover: the owner of a marked item re-runs that fire at once (a new attempt, a new run id, a
+ *   larger fencing token) — told by the leader's `failover-…` command, or on gaining the item.
+ * - A run starts only while the executor's session fence allows (session-fence.ts); a run whose
+ *   claim belongs to a session that is gone records nothing (the leader takes over its claim).
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -20,6 +25,7 @@ import {
   claimShard,
   completeShard,
   createLeaderLatch,
+  markFailover,
   createSerialTask,
   createSchedule,
   decodeJson,
@@ -67,8 +73,12 @@ export interface RuntimeContext {
   alarms: RunAlarms;
   /** True when `executor` is online with ZooKeeper session `session`. */
   isAlive(executor: string, session: string): Promise<boolean>;
-  /** Records a shell run's process group (orphan cleanup). */
-  trackProcessGroup?(pgid: number, done: Promise<unknown>): void;
+  /** Records a shell run's process group while it runs (fence guard, orphan records). */
+  trackProcessGroup?(pgid: number, job: string, runId: string, done: Promise<unknown>): void;
+  /** False while new runs must not start (no live session, or the fence is near). */
+  canStart(): boolean;
+  /** Sends a webhook alarm for an event of this job (failover). */
+  eventAlarm?(kind: 'failover', job: string, body: Record<string, unknown>): void;
   /** How early to claim a cron fire's shards so that runs start on time (see claim-lead.ts). */
   claimLead: ClaimLead;
   /** This job now has `items` Node shards to run here (0: none), so the pool can start workers ahead. */
@@ -88,7 +98,7 @@ type Trigger = RunRecord['trigger'];
 
 /** A command node's data. */
 interface Command {
-  kind: 'run' | 'stop';
+  kind: 'run' | 'stop' | 'failover';
   items?: number[];
   param?: string;
   fireTime?: number;
@@ -107,8 +117,14 @@ export interface JobRuntime {
   onPresenceChange(): void;
   /** Items running now. */
   readonly running: number;
-  /** Stops firing, leaves the latch; runs in progress are left to finish unless `stopRuns`. */
-  close(options?: { stopRuns?: boolean }): Promise<void>;
+  /** Stops every run now (self-fencing): SIGTERM, SIGKILL after `graceMs`. Resolves the number stopped. */
+  fence(graceMs: number): number;
+  /** Starts no new run from now on (graceful shutdown); runs in progress go on. */
+  stopFiring(): void;
+  /** Resolves when no run of this job is in progress here. */
+  whenIdle(): Promise<void>;
+  /** Stops firing, leaves the latch; runs in progress are left to finish unless `stopRuns` (SIGKILL after `graceMs`, default the kill grace). */
+  close(options?: { stopRuns?: boolean; graceMs?: number }): Promise<void>;
 }
 
 export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
@@ -124,6 +140,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   let planned: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
+  /** Graceful shutdown: no new run starts. */
+  let stopped = false;
   const active = new Map<number, ActiveRun>();
   const queued = new Map<number, { fireTime: number; trigger: Trigger; attempt: number; param?: string }>();
   const seenCommands = new Set<string>();
@@ -225,6 +243,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const items = [...next].sort((a, b) => a - b);
     logger.info({ items }, 'items changed');
     emitter.emit('items:changed', { job, items });
+    // A gained item may hold a crashed run marked for failover: re-run it at once.
+    if (config?.enabled && config.failover && !config.localMode) for (const item of gained) void takeFailover(item);
     // A gained item catches up a fire it missed within the misfire threshold (the claim refuses it
     // if its previous owner already ran that fire).
     if (config?.enabled && schedule && config.misfire.policy === 'fire-once' && gained.length > 0) {
@@ -307,13 +327,19 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
 
   async function runShard(item: number, fireTime: number, trigger: Trigger, attempt: number, param?: string, startAt?: number): Promise<void> {
     const c = config;
-    if (closed || !c || !effective.has(item)) return;
-    if (zk.phase !== 'connected') {
+    if (closed || stopped || !c || !effective.has(item)) return;
+    if (!ctx.canStart()) {
+      metrics.fires.inc({ outcome: 'not-connected' });
       emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
       return;
     }
     const mine = active.get(item);
     if (mine) {
+      if (trigger === 'failover') {
+        // A failover re-run waits for what still runs here (a fenced run being killed, say).
+        if (mine.fireTime !== fireTime) queued.set(item, { fireTime, trigger, attempt });
+        return;
+      }
       if (c.overlap === 'skip') {
         metrics.fires.inc({ outcome: 'overlap-skipped' });
         emitter.emit('fire:skipped', { job, item, fireTime, reason: 'overlap' });
@@ -358,6 +384,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const claim = await claimShard(zk, path, {
       executor, session: zk.sessionId ?? '', runId: run.runId, fireTime, attempt, startedAt,
       rerun: attempt > 1 || trigger === 'run-now' || trigger === 'downstream',
+      failover: trigger === 'failover',
       ...(knownState ? { known: knownState } : {}),
     });
     if (trigger === 'cron') ctx.claimLead.observe(fireTime, Date.now() - startedAt);
@@ -375,6 +402,13 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         await releaseClaim(item, claim.claim);
         return;
       }
+    }
+    if (!claim.claimed && claim.reason === 'failover-pending') {
+      // A crashed fire of this item waits for its re-run: that comes first.
+      metrics.fires.inc({ outcome: 'failover-pending' });
+      emitter.emit('fire:skipped', { job, item, fireTime, reason: 'failover-pending' });
+      if (trigger !== 'failover') queueMicrotask(() => void takeFailover(item));
+      return;
     }
     if (!claim.claimed) {
       const reason = claim.reason;
@@ -435,6 +469,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       ORRERY_RUN_ID: run.runId,
       ORRERY_FENCING_TOKEN: String(claim.fencingToken),
       ORRERY_ATTEMPT: String(attempt),
+      ORRERY_TRIGGER: trigger,
     };
     const onStart = (at: number): void => {
       run.pending = false;
@@ -454,7 +489,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         stderrPath: logs.stderr,
         timeoutMs,
         killGraceMs: ctx.killGraceMs,
-        onSpawn: (pgid) => ctx.trackProcessGroup?.(pgid, run.finished),
+        onSpawn: (pgid) => ctx.trackProcessGroup?.(pgid, job, run.runId, run.finished),
       });
       run.handle = handle;
       result = await handle.done;
@@ -465,7 +500,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       } else {
         const handle = ctx.nodePool.run({
           runId: run.runId, module, stdoutPath: logs.stdout, stderrPath: logs.stderr, timeoutMs, killGraceMs: ctx.killGraceMs,
-          context: { namespace, job, shardItem: item, shardTotal: c.shardingTotalCount, shardParam, jobParam, fireTime, runId: run.runId, fencingToken: claim.fencingToken, attempt },
+          context: { namespace, job, shardItem: item, shardTotal: c.shardingTotalCount, shardParam, jobParam, fireTime, runId: run.runId, fencingToken: claim.fencingToken, attempt, trigger },
           ...(startAt !== undefined ? { startAt, onStart } : {}),
         });
         run.handle = handle;
@@ -493,15 +528,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       stdoutTail: result.stdoutTail,
       stderrTail: result.stderrTail,
     };
-    let recorded = false;
-    try {
-      const completion = await completeShard(zk, claim, outcome);
-      recorded = completion.recorded;
-      if (completion.recorded) known.set(item, { version: completion.version, state: completion.state });
-    } catch (error) {
-      logger.warn({ err: toError(error), item, runId: run.runId }, 'could not record the outcome');
-    }
-    if (!recorded) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over during the run: outcome not recorded');
+    const recorded = await complete(item, claim, outcome);
+    if (!recorded) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over or its session is gone: outcome not recorded');
     await ctx.history.save({ ...outcome, job, item, trigger, recorded }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
     metrics.runs.inc({ outcome: outcome.status });
     metrics.duration.observe(outcome.durationMs / 1000, { outcome: outcome.status });
@@ -517,6 +545,52 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
     if (outcome.status === 'failed' || outcome.status === 'timed-out') ctx.alarms.runFailed(c, item, outcome);
     if (outcome.status === 'succeeded' && c.downstream.length > 0 && !c.localMode) void maybeTriggerDownstream(c, fireTime);
+  }
+
+  /**
+   * Records a run's outcome: one compare-and-set from the claim's version — unless the claim's
+   * session is gone (then the run is stale: the job leader takes over its claim). A write whose
+   * answer was lost to a connection loss is checked once the client is connected again.
+   */
+  async function complete(item: number, claim: Claim, outcome: ShardOutcome): Promise<boolean> {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      if (zk.sessionId !== claim.state.session) return false;
+      try {
+        const completion = await completeShard(zk, claim, outcome);
+        if (completion.recorded) known.set(item, { version: completion.version, state: completion.state });
+        return completion.recorded;
+      } catch (error) {
+        if (!(error as OrreryError).retryable) {
+          logger.warn({ err: toError(error), item, runId: outcome.runId }, 'could not record the outcome');
+          return false;
+        }
+        try {
+          await zk.whenConnected(zk.sessionTimeoutMs);
+          const now = await readShard(zk, claim.path);
+          // Our write went through before the link dropped.
+          if (now?.state.state === 'idle' && now.state.last?.runId === outcome.runId) return true;
+          if (now?.state.state !== 'running' || now.state.runId !== claim.state.runId || now.version !== claim.version) return false;
+        } catch {
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Re-runs this item's crashed fire if the shard holds a failover mark (a new attempt). */
+  async function takeFailover(item: number): Promise<void> {
+    const c = config;
+    if (closed || stopped || !c?.enabled || !c.failover || c.localMode || !effective.has(item)) return;
+    try {
+      const shard = await readShard(zk, paths.jobShard(namespace, job, item));
+      if (shard?.state.state !== 'failover') return;
+      const mark = shard.state;
+      logger.warn({ item, fireTime: mark.fireTime, crashed: mark.executor, runId: mark.runId }, 'taking over a crashed run (failover)');
+      await runShard(item, mark.fireTime, 'failover', mark.attempt + 1);
+    } catch (error) {
+      if (!(error as OrreryError).retryable) logger.error({ err: toError(error), item }, 'failover failed');
+    }
   }
 
   /** When every shard of this fire has succeeded, triggers each downstream job exactly once. */
@@ -555,6 +629,10 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const c = config;
     if (!c) return;
     const items = (command.items ?? [...effective]).filter((i) => effective.has(i));
+    if (command.kind === 'failover') {
+      for (const item of items) void takeFailover(item);
+      return;
+    }
     if (command.kind === 'stop') {
       for (const item of items) {
         queued.delete(item);
@@ -640,21 +718,40 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
   }
 
-  /** A claim held by a session that no longer exists can never complete: release it. */
+  /**
+   * A claim held by a session that no longer exists can never complete. With `failover` (and not
+   * localMode) it is marked for a failover re-run and the owners are told (a `failover-…` command);
+   * else it is released. A failover mark of a disabled job is cleared (it never runs late).
+   */
   async function releaseDeadClaims(): Promise<void> {
     const c = config;
     if (!c) return;
+    const failover = c.enabled && c.failover && !c.localMode;
     const items = await zk.getChildren(paths.jobShards(namespace, job)).catch(() => [] as string[]);
     for (const name of items) {
       const path = `${paths.jobShards(namespace, job)}/${name}`;
       const shard = await readShard(zk, path).catch(() => undefined);
-      if (!shard || shard.state.state !== 'running') continue;
-      if (await ctx.isAlive(shard.state.executor, shard.state.session)) continue;
+      if (!shard || shard.state.state === 'idle') continue;
       const { state } = shard;
+      if (state.state === 'running' && (await ctx.isAlive(state.executor, state.session))) continue;
+      if (state.state === 'failover' && failover) continue;
+      if (state.state === 'running' && failover) {
+        if (!(await markFailover(zk, path, { state, version: shard.version }))) continue;
+        const item = Number(name);
+        logger.warn({ item, executor: state.executor, fireTime: state.fireTime, runId: state.runId }, 'marked the run of a dead session for failover');
+        emitter.emit('failover:marked', { job, item, fireTime: state.fireTime, executor: state.executor, runId: state.runId });
+        ctx.eventAlarm?.('failover', job, { item, fireTime: new Date(state.fireTime).toISOString(), crashedExecutor: state.executor, crashedRunId: state.runId });
+        try {
+          await zk.create(`${paths.jobCommands(namespace, job)}/failover-${item}-${state.fireTime}`, encodeJson({ kind: 'failover', items: [item], fireTime: state.fireTime, requestedAt: Date.now() }));
+        } catch (error) {
+          if ((error as OrreryError).code !== 'node-exists') throw error;
+        }
+        continue;
+      }
       const released = { state: 'idle' as const, ...(state.last ? { last: state.last } : {}) };
       try {
         await zk.set(path, encodeJson(released), shard.version);
-        logger.warn({ item: name, executor: state.executor, fireTime: state.fireTime }, 'released the claim of a dead session');
+        logger.warn({ item: name, executor: state.executor, fireTime: state.fireTime }, state.state === 'failover' ? 'cleared a failover mark (the job is disabled or has no failover)' : 'released the claim of a dead session');
       } catch (error) {
         if ((error as OrreryError).code !== 'bad-version') throw error;
       }
@@ -694,8 +791,29 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     get running() {
       return active.size;
     },
+    fence(graceMs) {
+      queued.clear();
+      for (const run of active.values()) run.handle?.stop('fence', graceMs);
+      return active.size;
+    },
+    stopFiring() {
+      stopped = true;
+      stopTimer();
+      queued.clear();
+      withdrawPending(() => true);
+    },
+    async whenIdle() {
+      while (active.size > 0) await Promise.all([...active.values()].map((r) => r.finished));
+    },
     async close(options = {}) {
-      if (closed) return;
+      if (closed) {
+        // Closed before (a job this executor lost): its last runs may still be going.
+        if (options.stopRuns) {
+          for (const run of active.values()) run.handle?.stop('shutdown', options.graceMs);
+          await Promise.all([...active.values()].map((r) => r.finished));
+        }
+        return;
+      }
       closed = true;
       stopTimer();
       withdrawPending(() => true);
@@ -703,7 +821,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       for (const off of offs.splice(0)) off();
       queued.clear();
       if (options.stopRuns) {
-        for (const run of active.values()) run.handle?.stop('shutdown');
+        for (const run of active.values()) run.handle?.stop('shutdown', options.graceMs);
         await Promise.all([...active.values()].map((r) => r.finished));
       }
       await latch.close();

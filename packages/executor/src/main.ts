@@ -39,9 +39,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   const exited = new Promise<number>((resolve) => {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.on(signal, () => {
-        if (stopping) process.exit(1); // a second signal: at once
-        logger.info({ signal }, 'stopping');
-        stopping = executor.close();
+        if (stopping) {
+          // A second signal: stop the runs still in progress at once (SIGKILL), then leave.
+          logger.warn({ signal }, 'second signal: stopping every run now');
+          void executor.close({ graceMs: 0 });
+          return;
+        }
+        logger.info({ signal, shutdownTimeoutSeconds: config.shutdownTimeoutMs / 1000 }, 'shutting down gracefully');
+        stopping = executor.shutdown(config.shutdownTimeoutMs);
         void stopping.then(() => resolve(0));
       });
     }

@@ -54,6 +54,8 @@ export interface NodePoolOptions {
   pipelineYoungMs?: number;
   /** At most this many runs wait inside one worker. Default 256. */
   pipelineDepth?: number;
+  /** Each worker's process group, once started, and when it is gone (the fence guard tracks them). */
+  onWorker?(pgid: number, exited: Promise<void>): void;
 }
 
 /** The pool. */
@@ -142,6 +144,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       env: process.env,
     });
     const worker: Worker = { child, runs: [], dying: false, ready: false, exited: new Promise<void>((resolve) => child.once('close', () => resolve())) };
+    if (child.pid) options.onWorker?.(child.pid, worker.exited);
     // Stray output (from a process the job started, say) goes to the running run, best effort.
     child.stdout!.on('data', (c: Buffer) => { const a = current(worker); a?.stdout.push(c); a?.stdoutFile.write(c); });
     child.stderr!.on('data', (c: Buffer) => { const a = current(worker); a?.stderr.push(c); a?.stderrFile.write(c); });
@@ -221,11 +224,11 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
   }
 
   /** The signal first, then the whole process group after the grace; the worker is not reused. */
-  function stopRunning(worker: Worker, a: Active): void {
+  function stopRunning(worker: Worker, a: Active, graceMs = a.spec.killGraceMs): void {
     worker.dying = true;
     send(worker, { type: 'abort', runId: a.spec.runId, reason: a.ended ?? 'stop' });
-    kill(worker, 'SIGTERM');
-    a.timers.push(setTimeout(() => kill(worker, 'SIGKILL'), a.spec.killGraceMs));
+    kill(worker, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+    a.timers.push(setTimeout(() => kill(worker, 'SIGKILL'), graceMs));
   }
 
   function finish(a: Active, status: RunResult['status'], exitCode: number | null, signal: string | null, message: string, withdrawn = false): void {
@@ -249,8 +252,13 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     pump();
   }
 
-  function terminate(a: Active, why: 'timed-out' | StopReason): void {
-    if (a.ended || a.done) return;
+  function terminate(a: Active, why: 'timed-out' | StopReason, graceMs?: number): void {
+    if (a.done) return;
+    if (a.ended) {
+      // Already stopping: a shorter grace (a fence) still takes effect.
+      if (graceMs !== undefined && graceMs < a.spec.killGraceMs && a.started && a.worker) a.timers.push(setTimeout(() => kill(a.worker!, 'SIGKILL'), graceMs));
+      return;
+    }
     a.ended = why;
     const worker = a.worker;
     if (!worker) {
@@ -259,7 +267,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       return;
     }
     if (a.started) {
-      stopRunning(worker, a);
+      stopRunning(worker, a, graceMs);
       return;
     }
     // Waiting inside a worker: take it back; if it starts first, 'started' stops it.
@@ -371,7 +379,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
           return active.started ? active.worker?.child.pid ?? 0 : 0;
         },
         done,
-        stop: (reason) => terminate(active, reason),
+        stop: (reason, graceMs) => terminate(active, reason, graceMs),
         setOwner: (owner) => {
           if (active.worker) send(active.worker, { type: 'ownership', runId: spec.runId, owner });
         },

@@ -1,12 +1,15 @@
 /**
  * Run alarms: on a `failed` or `timed-out` outcome (with the job's `alarm.onFailure` /
  * `alarm.onTimeout`), POST a JSON alarm to the job's `alarm.webhook`, else the namespace's, at most
- * once per job and kind per the namespace's silence window.
+ * once per job and kind per the namespace's silence window. The job leader's `failover` events
+ * (a crashed run marked for a re-run) go to the namespace's webhook the same way.
  */
 import { checkNamespaceInfo, decodeJson, paths, toError, type JobConfig, type Logger, type ShardOutcome, type ZkClient } from '@orrery/core';
 
 export interface RunAlarms {
   runFailed(config: JobConfig, item: number, outcome: ShardOutcome): void;
+  /** An event of a job (failover), to the namespace's webhook. */
+  jobEvent(kind: 'failover', job: string, body: Record<string, unknown>): void;
 }
 
 export interface RunAlarmOptions {
@@ -24,22 +27,38 @@ export function createRunAlarms(options: RunAlarmOptions): RunAlarms {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(5000) });
     if (!res.ok) throw new Error(`webhook answered ${res.status}`);
   });
+  /** The webhook to use and whether the silence window lets this (job, kind) through now. */
+  async function gate(job: string, kind: string, jobWebhook: string | undefined): Promise<{ webhook: string; now: number } | undefined> {
+    const { data } = await options.zk.get(paths.namespace(options.namespace));
+    const ns = checkNamespaceInfo(decodeJson(data, paths.namespace(options.namespace)));
+    const webhook = jobWebhook ?? (ns.ok ? ns.value.alarm.webhook : undefined);
+    if (!webhook) return undefined;
+    const silenceMs = (ns.ok ? ns.value.alarm.silenceSeconds : 300) * 1000;
+    const key = `${job}\0${kind}`;
+    const now = Date.now();
+    const previous = last.get(key);
+    if (previous !== undefined && now - previous < silenceMs) return undefined;
+    last.set(key, now);
+    return { webhook, now };
+  }
   return {
+    jobEvent(kind, job, body) {
+      void (async () => {
+        const open = await gate(job, kind, undefined);
+        if (!open) return;
+        await post(open.webhook, { kind, namespace: options.namespace, job, executor: options.executor, ...body, at: new Date(open.now).toISOString() });
+        options.logger.warn({ job, kind }, 'event alarm sent');
+        options.onSent?.(job, kind);
+      })().catch((error) => options.logger.error({ err: toError(error), job }, 'event alarm could not be sent'));
+    },
     runFailed(config, item, outcome) {
       const kind = outcome.status === 'timed-out' ? 'run-timed-out' : 'run-failed';
       if (kind === 'run-failed' && !config.alarm.onFailure) return;
       if (kind === 'run-timed-out' && !config.alarm.onTimeout) return;
       void (async () => {
-        const { data } = await options.zk.get(paths.namespace(options.namespace));
-        const ns = checkNamespaceInfo(decodeJson(data, paths.namespace(options.namespace)));
-        const webhook = config.alarm.webhook ?? (ns.ok ? ns.value.alarm.webhook : undefined);
-        if (!webhook) return;
-        const silenceMs = (ns.ok ? ns.value.alarm.silenceSeconds : 300) * 1000;
-        const key = `${config.name}\0${kind}`;
-        const now = Date.now();
-        const previous = last.get(key);
-        if (previous !== undefined && now - previous < silenceMs) return;
-        last.set(key, now);
+        const open = await gate(config.name, kind, config.alarm.webhook);
+        if (!open) return;
+        const { webhook, now } = open;
         await post(webhook, {
           kind,
           namespace: options.namespace,

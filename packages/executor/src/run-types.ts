@@ -35,8 +35,8 @@ export interface RunHandle {
   /** The process (group leader) running it. */
   readonly pid: number;
   readonly done: Promise<RunResult>;
-  /** Stops the run: SIGTERM to its process group, SIGKILL after the grace. Outcome `aborted`. */
-  stop(reason: StopReason): void;
+  /** Stops the run: SIGTERM to its process group, SIGKILL after the grace (`graceMs`, else the run's own). Outcome `aborted`. */
+  stop(reason: StopReason, graceMs?: number): void;
   /** Tells the run whether this executor still owns it (Node jobs see it in `ctx.isOwner()`). */
   setOwner(owner: boolean): void;
   /**

@@ -55,11 +55,19 @@ export function runShell(spec: ShellRunSpec): RunHandle {
 
   let ended: 'timed-out' | StopReason | undefined;
   let killTimer: NodeJS.Timeout | undefined;
-  const terminate = (why: 'timed-out' | StopReason): void => {
-    if (ended || !pgid) return;
+  const terminate = (why: 'timed-out' | StopReason, graceMs = spec.killGraceMs): void => {
+    if (!pgid) return;
+    if (ended) {
+      // Already stopping: a shorter grace (a fence) still takes effect.
+      if (graceMs < spec.killGraceMs && killTimer) {
+        clearTimeout(killTimer);
+        killTimer = setTimeout(() => killGroup(pgid, 'SIGKILL'), graceMs);
+      }
+      return;
+    }
     ended = why;
-    killGroup(pgid, 'SIGTERM');
-    killTimer = setTimeout(() => killGroup(pgid, 'SIGKILL'), spec.killGraceMs);
+    killGroup(pgid, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+    killTimer = setTimeout(() => killGroup(pgid, 'SIGKILL'), graceMs);
   };
   const timeout = spec.timeoutMs > 0 ? setTimeout(() => terminate('timed-out'), spec.timeoutMs) : undefined;
 
@@ -114,7 +122,7 @@ export function runShell(spec: ShellRunSpec): RunHandle {
   return {
     pid: pgid,
     done,
-    stop: (reason) => terminate(reason),
+    stop: (reason, graceMs) => terminate(reason, graceMs),
     setOwner: () => undefined,
   };
 }

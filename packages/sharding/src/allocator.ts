@@ -58,6 +58,8 @@ export interface AllocatorEvents {
   'leader:lost': { reason: string };
   'round:done': { namespace: string; jobsWritten: number; executorsWritten: number; moved: number; durationMs: number };
   'alarm:sent': { namespace: string; job: string; items: number };
+  /** An executor's presence vanished without a graceful leave (its session ended). */
+  'executor:lost': { namespace: string; executor: string };
   error: Error;
 }
 
@@ -201,7 +203,8 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       }
       const metaNode = cache.get(paths.executorMeta(namespace, name));
       const meta = metaNode ? checkExecutorMeta(safeDecode(metaNode.data, metaNode.path) ?? {}) : undefined;
-      executors.push({ name, handlers: info.value.handlers, tags: info.value.tags, noTraffic: meta?.ok ? meta.value.noTraffic : false });
+      // A leaving executor (graceful shutdown) is drained: it loses its shards and gets none.
+      executors.push({ name, handlers: info.value.handlers, tags: info.value.tags, noTraffic: (meta?.ok ? meta.value.noTraffic : false) || info.value.leaving === true });
     }
     const jobs: ClusterJob[] = [];
     for (const name of cache.children(paths.jobs(namespace))) {
@@ -546,10 +549,42 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     },
   };
 
+  /** Presences seen, and whether each said it was leaving: a presence that vanishes otherwise is lost. */
+  const leavingByPresence = new Map<string, boolean>();
+  const lastLostAlarm = new Map<string, number>();
+
+  function onPresence(namespace: string, executor: string, path: string): void {
+    const node = cache.get(path);
+    if (node) {
+      const info = checkExecutorInfo(safeDecode(node.data, node.path));
+      leavingByPresence.set(path, info.ok && info.value.leaving === true);
+      return;
+    }
+    const leaving = leavingByPresence.get(path);
+    leavingByPresence.delete(path);
+    if (leaving !== false || !isLeaderNow()) return;
+    logger.warn({ namespace, executor }, 'executor lost (its session ended without a graceful leave)');
+    emitter.emit('executor:lost', { namespace, executor });
+    const nsNode = cache.get(paths.namespace(namespace));
+    const info = nsNode ? checkNamespaceInfo(safeDecode(nsNode.data, nsNode.path)) : undefined;
+    const webhook = info?.ok ? info.value.alarm.webhook : undefined;
+    if (!webhook) return;
+    const t = now();
+    const key = `${namespace}\0${executor}`;
+    const last = lastLostAlarm.get(key);
+    if (last !== undefined && t - last < (info?.ok ? info.value.alarm.silenceSeconds : 300) * 1000) return;
+    lastLostAlarm.set(key, t);
+    postAlarm(webhook, { kind: 'executor-lost', namespace, executor, allocator: id, at: new Date(t).toISOString() }).then(
+      () => metrics.alarms.inc({ namespace }),
+      (error) => logger.error({ err: toError(error), namespace, executor, webhook }, 'executor-lost alarm could not be sent'),
+    );
+  }
+
   function onCacheEvent(path: string): void {
     const m = matchPath(path);
     if (!m) return;
     if (m.kind === 'namespaces') return;
+    if (m.kind === 'executor-presence') onPresence(m.namespace, m.executor, path);
     if (m.kind === 'namespace' && !cache.get(path)) {
       states.delete(m.namespace);
       return;

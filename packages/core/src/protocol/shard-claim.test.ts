@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createZkClient, type ZkClient } from '../zk/client.js';
-import { claimShard, completeShard, readShard, type ClaimRequest } from './shard-claim.js';
+import { claimShard, completeShard, markFailover, readShard, type ClaimRequest } from './shard-claim.js';
 import { uniqueRoot } from '../testing/index.js';
 import type { ShardOutcome } from '../schemas/shard.js';
 
@@ -83,5 +83,30 @@ describe('shard claim protocol against a real ZooKeeper', () => {
     expect((await completeShard(clients[0]!, first.claim, outcome(1000, 'stale'))).recorded).toBe(false);
     expect((await readShard(clients[0]!, '/shards/2'))?.state).toMatchObject({ state: 'running', runId: second.claim.state.runId });
     expect((await completeShard(clients[1]!, second.claim, outcome(1000, second.claim.state.runId))).recorded).toBe(true);
+  });
+
+  it('lets only a failover claim of the marked fire take a failover mark, with a larger token, once', async () => {
+    const crashed = await claimShard(clients[0]!, '/shards/failover', request(0, 5000));
+    if (!crashed.claimed) throw new Error('no claim');
+    const read = await readShard(clients[1]!, '/shards/failover');
+    if (read?.state.state !== 'running') throw new Error('not running');
+    expect(await markFailover(clients[1]!, '/shards/failover', { state: read.state, version: read.version })).toBe(true);
+    // A second mark from the same read loses its compare-and-set.
+    expect(await markFailover(clients[2]!, '/shards/failover', { state: read.state, version: read.version })).toBe(false);
+    // A cron claim of a later fire is refused while the crashed fire waits for its re-run.
+    expect(await claimShard(clients[1]!, '/shards/failover', request(1, 6000))).toMatchObject({ claimed: false, reason: 'failover-pending', mark: { fireTime: 5000, runId: 'run-0-5000' } });
+    // A failover claim of another fire time is refused too.
+    expect(await claimShard(clients[1]!, '/shards/failover', request(1, 4000, { failover: true }))).toMatchObject({ claimed: false, reason: 'failover-pending' });
+    // Two takers race for the mark: exactly one wins.
+    const takers = await Promise.all([1, 2, 3].map((i) => claimShard(clients[i]!, '/shards/failover', request(i, 5000, { failover: true, attempt: 2, runId: `fo-${i}` }))));
+    const won = takers.filter((t) => t.claimed);
+    expect(won).toHaveLength(1);
+    if (!won[0]?.claimed) throw new Error('no winner');
+    expect(won[0].claim.fencingToken).toBeGreaterThan(crashed.claim.fencingToken);
+    expect(won[0].claim.state).toMatchObject({ fireTime: 5000, attempt: 2 });
+    // The crashed run cannot record; the re-run can; a late failover claim then finds it ran.
+    expect((await completeShard(clients[0]!, crashed.claim, outcome(5000, 'run-0-5000'))).recorded).toBe(false);
+    expect((await completeShard(clients[1]!, won[0].claim, outcome(5000, won[0].claim.state.runId))).recorded).toBe(true);
+    expect(await claimShard(clients[1]!, '/shards/failover', request(1, 5000, { failover: true }))).toMatchObject({ claimed: false, reason: 'already-ran' });
   });
 });

@@ -9,6 +9,10 @@
  *   node since the claim (a failover, a takeover), the completion fails and records nothing: a
  *   stale run can never record an outcome.
  *
+ * - **failover**: the job leader turns the claim of a dead session into `failover` (one
+ *   compare-and-set); from there only a failover claim of that same fire time may take the shard —
+ *   any other claim is refused with `failover-pending`, so the crashed fire is re-run first.
+ *
  * Guarantees: for one shard node, at most one run is `running` at a time, and the fire time of the
  * last completed run is never overwritten by an older claim (`already-ran`).
  * Not guaranteed: that the holder of a claim is still alive — that is failover's job (the job leader
@@ -29,8 +33,10 @@ export interface ClaimRequest {
   fireTime: number;
   attempt?: number;
   startedAt: number;
-  /** Claim even if a run of this fire time already completed (retries, failover re-runs). */
+  /** Claim even if a run of this fire time already completed (retries, run-now). */
   rerun?: boolean;
+  /** A failover re-run: succeeds only from a `failover` mark of this fire time. */
+  failover?: boolean;
   /**
    * The node as the claimer last wrote it (its completion): when it is still at that version the
    * claim needs no read — one round trip instead of two. Stale knowledge only costs the read.
@@ -53,6 +59,7 @@ export type ClaimResult =
   | { claimed: true; claim: Claim }
   | { claimed: false; reason: 'running'; holder: Extract<ShardState, { state: 'running' }>; version: number }
   | { claimed: false; reason: 'already-ran'; last: ShardOutcome }
+  | { claimed: false; reason: 'failover-pending'; mark: Extract<ShardState, { state: 'failover' }> }
   | { claimed: false; reason: 'raced' };
 
 /** Reads a shard node: its state and version (`undefined` when missing). */
@@ -86,7 +93,12 @@ async function claimFrom(
 ): Promise<ClaimResult | undefined> {
   const last = current?.state.last;
   if (current?.state.state === 'running') return { claimed: false, reason: 'running', holder: current.state, version: current.version };
-  if (!request.rerun && last && last.fireTime >= request.fireTime) return { claimed: false, reason: 'already-ran', last };
+  if (current?.state.state === 'failover') {
+    if (!request.failover || request.fireTime !== current.state.fireTime) return { claimed: false, reason: 'failover-pending', mark: current.state };
+  } else if (request.failover) {
+    // The mark is gone: re-run by someone else already (or cleared).
+    return last && last.fireTime >= request.fireTime ? { claimed: false, reason: 'already-ran', last } : { claimed: false, reason: 'raced' };
+  } else if (!request.rerun && last && last.fireTime >= request.fireTime) return { claimed: false, reason: 'already-ran', last };
   const running: Claim['state'] = {
     state: 'running',
     executor: request.executor,
@@ -111,6 +123,23 @@ async function claimFrom(
     const code = (error as OrreryError).code;
     if (optimistic && (code === 'bad-version' || code === 'no-node')) return undefined;
     if (code === 'bad-version' || code === 'node-exists' || code === 'no-node') return { claimed: false, reason: 'raced' };
+    throw error;
+  }
+}
+
+/**
+ * Marks the claim of a dead session for a failover re-run (the job leader's move): one
+ * compare-and-set from the version read. Resolves false when the node changed meanwhile.
+ */
+export async function markFailover(zk: ZkClient, path: string, read: { state: Extract<ShardState, { state: 'running' }>; version: number }, markedAt = Date.now()): Promise<boolean> {
+  const { executor, session, runId, fireTime, startedAt, attempt, last } = read.state;
+  const mark: ShardState = { state: 'failover', executor, session, runId, fireTime, startedAt, attempt, markedAt, ...(last ? { last } : {}) };
+  try {
+    await zk.set(path, encodeJson(mark), read.version);
+    return true;
+  } catch (error) {
+    const code = (error as OrreryError).code;
+    if (code === 'bad-version' || code === 'no-node') return false;
     throw error;
   }
 }

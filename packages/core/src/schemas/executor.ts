@@ -20,6 +20,8 @@ export const ExecutorInfoSchema = Type.Object(
     tags: Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), { default: [] }),
     /** Base URL of the executor's history and log endpoint. */
     httpUrl: Type.Optional(Type.String({ maxLength: 2048 })),
+    /** Shutting down gracefully: the allocator moves its shards away (it finishes its runs). */
+    leaving: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -53,8 +53,27 @@ const Running = Type.Object(
   },
   { additionalProperties: false },
 );
-export const ShardStateSchema = Type.Union([Idle, Running]);
-/** The state of one item: idle (with its last outcome) or running (with its claim). */
+/**
+ * A run whose session died before it completed, marked by the job leader for a failover re-run:
+ * the crashed claim's fields, and when it was marked. Only a failover claim of that fire time may
+ * take the shard from here (a new attempt, with a larger fencing token).
+ */
+const Failover = Type.Object(
+  {
+    state: Type.Literal('failover'),
+    executor: Type.String(),
+    session: Type.String(),
+    runId: Type.String(),
+    fireTime: Type.Integer({ minimum: 0 }),
+    startedAt: Type.Integer({ minimum: 0 }),
+    attempt: Type.Integer({ minimum: 1, default: 1 }),
+    markedAt: Type.Integer({ minimum: 0 }),
+    last: Type.Optional(ShardOutcomeSchema),
+  },
+  { additionalProperties: false },
+);
+export const ShardStateSchema = Type.Union([Idle, Running, Failover]);
+/** The state of one item: idle (with its last outcome), running (with its claim), or failover (a crashed run waiting to be re-run). */
 export type ShardState = Static<typeof ShardStateSchema>;
 
 export const checkShardOutcome = (input: unknown) => checkWith<ShardOutcome>(ShardOutcomeSchema, input, 'shard outcome');
