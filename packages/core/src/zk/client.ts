@@ -211,6 +211,8 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
   let sessionId: string | undefined;
   let everConnected = false;
   let lostTimer: NodeJS.Timeout | undefined;
+  let reopenTimer: NodeJS.Timeout | undefined;
+  let reopenDelayMs = 0;
   let startPromise: Promise<void> | undefined;
   let closePromise: Promise<void> | undefined;
   // Listeners waiting for the next connected moment.
@@ -251,6 +253,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       sessionId = id;
       const wasSuspendedOrLost = phase === 'suspended' || phase === 'lost';
       phase = 'connected';
+      reopenDelayMs = 0;
       if (newSession) {
         // A new session: make sure the chroot exists before anyone uses it (an attached session
         // already made it, and must not spend its moment on writes).
@@ -316,9 +319,22 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       // already closed by the native side
     }
     if (!wasLost) setState('LOST', false);
-    // A new session, without restarting the process.
-    openHandle();
-    phase = 'lost';
+    // A new session, without restarting the process — opened on a later turn of the event loop
+    // (a handle opened while the old one is still closing can die at once), and with a growing
+    // pause when new handles keep dying before they connect.
+    scheduleReopen();
+  }
+
+  function scheduleReopen(): void {
+    if (reopenTimer || phase === 'closed') return;
+    const delay = reopenDelayMs;
+    reopenDelayMs = Math.min(2000, Math.max(50, reopenDelayMs * 2));
+    reopenTimer = setTimeout(() => {
+      reopenTimer = undefined;
+      if (phase === 'closed' || handle) return;
+      openHandle();
+      phase = 'lost';
+    }, delay);
   }
 
   async function ensureRoot(h: NativeHandle): Promise<void> {
@@ -427,6 +443,8 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     close() {
       if (closePromise) return closePromise;
       clearLostTimer();
+      if (reopenTimer) clearTimeout(reopenTimer);
+      reopenTimer = undefined;
       const h = handle;
       phase = 'closed';
       handle = undefined;
