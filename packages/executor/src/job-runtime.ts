@@ -381,12 +381,29 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const startedAt = Date.now();
     const knownState = known.get(item);
     known.delete(item);
-    const claim = await claimShard(zk, path, {
+    const request = {
       executor, session: zk.sessionId ?? '', runId: run.runId, fireTime, attempt, startedAt,
       rerun: attempt > 1 || trigger === 'run-now' || trigger === 'downstream',
       failover: trigger === 'failover',
-      ...(knownState ? { known: knownState } : {}),
-    });
+    };
+    let claim;
+    try {
+      claim = await claimShard(zk, path, { ...request, ...(knownState ? { known: knownState } : {}) });
+    } catch (error) {
+      // ZooKeeper unreachable for a moment (a server or the quorum leader gone): once connected
+      // again in the same session, claim once more if the misfire policy still allows this fire
+      // (a claim whose answer was lost is recognised as ours).
+      if (!(error as OrreryError).retryable) throw error;
+      const session = zk.sessionId;
+      const limitMs = c.misfire.policy === 'fire-once' ? c.misfire.thresholdSeconds * 1000 : ON_TIME_TOLERANCE_MS;
+      await zk.whenConnected(Math.max(1, fireTime + limitMs - Date.now())).catch(() => undefined);
+      if (zk.phase !== 'connected' || zk.sessionId !== session || !ctx.canStart() || Date.now() - fireTime > limitMs) {
+        metrics.fires.inc({ outcome: 'not-connected' });
+        emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
+        return;
+      }
+      claim = await claimShard(zk, path, request);
+    }
     if (trigger === 'cron') ctx.claimLead.observe(fireTime, Date.now() - startedAt);
     if (claim.claimed && startAt !== undefined && Date.now() < startAt) {
       // Claimed ahead of the fire time: start on the dot, unless the item or the job went meanwhile.

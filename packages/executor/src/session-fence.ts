@@ -135,6 +135,7 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
           guard!.once('exit', () => resolve());
         });
         for (const pgid of tracked) toGuard({ type: 'track', pgid });
+        logger.info({ pid: guard.pid }, 'fence guard started');
       }
       offs.push(zk.on('state', (s) => {
         if (s.state === 'LOST') {

@@ -5,8 +5,8 @@
 // no fire is missed outside the fault window. Executors run with a 3 s session timeout.
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { paths, readShard } from '@orrery/core';
-import { createTcpProxy, eventually, type TcpProxy } from '@orrery/core/testing';
+import { paths, readJson, readShard } from '@orrery/core';
+import { createTcpProxy, eventually, startEnsemble, type TcpProxy, type ZooKeeperEnsemble } from '@orrery/core/testing';
 import { readLedger } from '../src/run-ledger.js';
 import { stopAllProcesses } from '../src/index.js';
 import { NS, startCluster, type Cluster } from './executor-support.js';
@@ -150,5 +150,219 @@ describe('chaos', () => {
     await c.close();
     cluster = undefined;
     assertLedger(ledger, [], [], 'SIGSTOP past the session timeout, then SIGCONT');
+  });
+});
+
+describe('chaos: ZooKeeper and the allocator', () => {
+  let ensemble: ZooKeeperEnsemble | undefined;
+  afterEach(async () => {
+    await cluster?.close();
+    await stopAllProcesses();
+    await ensemble?.stop();
+    cluster = undefined;
+    ensemble = undefined;
+  });
+
+  it('kill -9 of the ZooKeeper leader of a 3-node ensemble: no duplicate, no overlap, no fire lost beyond the misfire policy', async () => {
+    ensemble = await startEnsemble(3);
+    const c = (cluster = await startCluster('chaos-zkleader', ensemble.connectString));
+    const ledger = join(c.dir, 'ledger.txt');
+    for (const e of ['e1', 'e2', 'e3']) await c.startExecutor(e);
+    await c.startAllocator();
+    await c.waitMembers(3);
+    await c.apply(ledgerJob('steady', ledger, { shardingTotalCount: 3, seconds: 0.3, misfire: { policy: 'fire-once', thresholdSeconds: 5 } }));
+    await c.waitApplied('steady');
+    const t0 = Date.now();
+    await waitUntil(t0 + 3000);
+    const leader = await ensemble.leader();
+    const killedAt = Date.now();
+    await leader.kill('SIGKILL');
+    await ensemble.waitForQuorum(30_000);
+    const quorumAt = Date.now();
+    await waitUntil(quorumAt + 4000);
+    await leader.restart();
+    await waitUntil(Date.now() + 2000);
+    const t1 = Date.now();
+    await c.close();
+    cluster = undefined;
+    const report = assertLedger(ledger, [{ job: 'steady', items: 3, fireTimes: everySecond(t0 + 1000, t1 - 1500) }], [[killedAt - 1000, quorumAt + 1000]], 'kill -9 of the ZooKeeper leader');
+    // Fires during the election ran late (fire-once), not never: at most a few are missing.
+    expect(report.missedInFaults).toBeLessThanOrEqual(3);
+  });
+
+  it('the whole ensemble down for 30 s: executors fire nothing new, then resume on their own', async () => {
+    ensemble = await startEnsemble(3);
+    const c = (cluster = await startCluster('chaos-zkdown', ensemble.connectString));
+    const ledger = join(c.dir, 'ledger.txt');
+    for (const e of ['e1', 'e2']) await c.startExecutor(e);
+    await c.startAllocator();
+    await c.waitMembers(2);
+    await c.apply(ledgerJob('outage', ledger, { shardingTotalCount: 2, seconds: 0.3 }));
+    await c.waitApplied('outage');
+    const t0 = Date.now();
+    await waitUntil(t0 + 3000);
+    const downAt = Date.now();
+    for (const s of ensemble.servers) await s.kill('SIGKILL');
+    await waitUntil(downAt + 30_000);
+    const upAt = Date.now();
+    for (const s of ensemble.servers) await s.restart();
+    await ensemble.waitForQuorum(30_000);
+    // Both executors run again, by themselves.
+    let resumedAt = 0;
+    await eventually(() => {
+      const after = readLedger(ledger).runs.filter((r) => r.start > upAt);
+      expect(new Set(after.map((r) => r.item))).toEqual(new Set([0, 1]));
+      resumedAt = Math.max(...after.map((r) => r.start));
+    }, { timeoutMs: 30_000, intervalMs: 100 });
+    await waitUntil(resumedAt + 4000);
+    const t1 = Date.now();
+    await c.close();
+    cluster = undefined;
+    // Nothing started while ZooKeeper was gone (a run already under way at the cut may have begun just before).
+    expect(readLedger(ledger).runs.filter((r) => r.start > downAt + 200 && r.start < upAt)).toEqual([]);
+    assertLedger(ledger, [{ job: 'outage', items: 2, fireTimes: everySecond(t0 + 1000, t1 - 1500) }], [[downAt - 1000, resumedAt + 1000]], 'the whole ensemble down for 30 s');
+  });
+
+  it('kill -9 of the allocator leader, then no allocator at all: executors keep firing; a new one moves nothing', async () => {
+    const c = (cluster = await startCluster('chaos-allocator', zkConnect));
+    const ledger = join(c.dir, 'ledger.txt');
+    for (const e of ['e1', 'e2']) await c.startExecutor(e);
+    const first = await c.startAllocator();
+    const standby = await c.startAllocator();
+    await c.waitMembers(2);
+    await c.apply(ledgerJob('kept', ledger, { shardingTotalCount: 4, seconds: 0.3 }));
+    await c.waitApplied('kept');
+    const before = await c.assignment('kept');
+    const t0 = Date.now();
+    await waitUntil(t0 + 2000);
+    first.kill('SIGKILL');
+    await standby.waitForLine(/became the allocator leader/, 15_000);
+    await waitUntil(Date.now() + 2000);
+    standby.kill('SIGKILL');
+    // No allocator at all for a while: firing goes on from the last applied shards.
+    await waitUntil(Date.now() + 4000);
+    const fresh = await c.startAllocator();
+    await fresh.waitForLine(/became the allocator leader/, 15_000);
+    await waitUntil(Date.now() + 3000);
+    const t1 = Date.now();
+    const after = await c.assignment('kept');
+    await c.close();
+    cluster = undefined;
+    expect(after?.items).toEqual(before?.items);
+    expect(after?.epoch).toBe(before?.epoch);
+    assertLedger(ledger, [{ job: 'kept', items: 4, fireTimes: everySecond(t0 + 1000, t1 - 1500) }], [], 'kill -9 of the allocator leader, then none');
+  });
+});
+
+describe('chaos: executors leaving and coming back', () => {
+  afterEach(async () => {
+    await cluster?.close();
+    await stopAllProcesses();
+    cluster = undefined;
+  });
+
+  it('a rolling restart of every executor under load (SIGTERM, exit 0, start again): no overlap, no duplicate, no miss', async () => {
+    const c = (cluster = await startCluster('chaos-rolling', zkConnect));
+    const ledger = join(c.dir, 'ledger.txt');
+    const names = ['e1', 'e2', 'e3'];
+    for (const e of names) await c.startExecutor(e);
+    await c.startAllocator();
+    await c.waitMembers(3);
+    // fire-once: a fire that falls inside a handoff runs late on the new owner rather than never.
+    await c.apply(ledgerJob('busy', ledger, { shardingTotalCount: 6, seconds: 0.3, misfire: { policy: 'fire-once', thresholdSeconds: 5 } }));
+    await c.waitApplied('busy');
+    const t0 = Date.now();
+    await waitUntil(t0 + 2000);
+    for (const name of names) {
+      const p = c.executors.get(name)!;
+      p.kill('SIGTERM');
+      expect(await p.exited).toBe(0);
+      await c.startExecutor(name);
+      await c.waitMembers(3);
+      await c.waitApplied('busy');
+      await waitUntil(Date.now() + 1500);
+    }
+    const t1 = Date.now();
+    await c.close();
+    cluster = undefined;
+    assertLedger(ledger, [{ job: 'busy', items: 6, fireTimes: everySecond(t0 + 1000, t1 - 1500) }], [], 'a rolling restart of every executor');
+  });
+
+  it('graceful shutdown: idle shards move within 1 s, the run in progress finishes and is recorded, exit 0; a second signal stops at once', async () => {
+    const c = (cluster = await startCluster('chaos-graceful', zkConnect));
+    const ledger = join(c.dir, 'ledger.txt');
+    const leaver = await c.startExecutor('leaver');
+    await c.startExecutor('stayer');
+    await c.startAllocator();
+    await c.waitMembers(2);
+    await c.apply(ledgerJob('idle', ledger, { cron: '0 0 1 1 *', shardingTotalCount: 4 }));
+    await c.apply(ledgerJob('long', ledger, { cron: '*/10 * * * * *', shardingTotalCount: 2, seconds: 3 }));
+    await c.waitApplied('idle');
+    await c.waitApplied('long');
+    const run = await waitRunning(ledger, 'leaver', 25_000);
+    const signalledAt = Date.now();
+    leaver.kill('SIGTERM');
+    let handoffMs = 0;
+    await eventually(async () => {
+      const applied = await readJson<{ items: Record<string, number[]> }>(c.zk, paths.jobApplied(NS, 'idle'));
+      expect(applied?.value.items['leaver'] ?? []).toEqual([]);
+      expect(applied?.value.items['stayer']).toHaveLength(4);
+      handoffMs = Date.now() - signalledAt;
+    }, { timeoutMs: 5000, intervalMs: 10 });
+    console.log(`[chaos] graceful shutdown: idle shards handed over in ${handoffMs} ms`);
+    expect(handoffMs).toBeLessThanOrEqual(1000);
+    expect(await leaver.exited).toBe(0);
+    const finished = readLedger(ledger).runs.find((r) => r.runId === run.runId)!;
+    expect(finished.ended).toBe(true);
+    expect(finished.lastSeen).toBeGreaterThan(signalledAt);
+    const shard = await readShard(c.zk, paths.jobShard(NS, 'long', run.item));
+    expect(shard?.state.last).toMatchObject({ runId: run.runId, status: 'succeeded' });
+
+    // A second signal: the run in progress is stopped at once.
+    await c.apply(ledgerJob('long', ledger, { cron: '*/10 * * * * *', shardingTotalCount: 2, seconds: 20 }));
+    const stayer = c.executors.get('stayer')!;
+    const longRun = await waitRunning(ledger, 'stayer', 25_000);
+    stayer.kill('SIGTERM');
+    await eventually(() => expect(stayer.lines.some((l) => l.includes('shutting down'))).toBe(true));
+    const secondAt = Date.now();
+    stayer.kill('SIGTERM');
+    expect(await stayer.exited).toBe(0);
+    expect(Date.now() - secondAt).toBeLessThan(3000);
+    const stopped = readLedger(ledger).runs.find((r) => r.runId === longRun.runId)!;
+    expect(stopped.ended).toBe(false);
+    expect(stopped.lastSeen - secondAt).toBeLessThan(500);
+    await c.close();
+    cluster = undefined;
+    assertLedger(ledger, [], [], 'graceful shutdown');
+  });
+
+  it('an executor restarted after a crash kills what its previous life left running before it registers', async () => {
+    const c = (cluster = await startCluster('chaos-orphans', zkConnect));
+    const ledger = join(c.dir, 'ledger.txt');
+    const first = await c.startExecutor('phoenix');
+    const guardPid = Number(/"pid":(\d+),"msg":"fence guard started"/.exec(first.lines.find((l) => l.includes('fence guard started')) ?? '')?.[1]);
+    expect(guardPid).toBeGreaterThan(0);
+    await c.startAllocator();
+    await c.waitMembers(1);
+    await c.apply(ledgerJob('stubborn', ledger, { cron: '*/10 * * * * *', shardingTotalCount: 1, seconds: 60, failover: false }));
+    await c.waitApplied('stubborn');
+    const run = await waitRunning(ledger, 'phoenix', 25_000);
+    // The executor and its guard die together: nothing is left to stop the job.
+    process.kill(guardPid, 'SIGKILL');
+    first.kill('SIGKILL');
+    await first.exited;
+    const crashedAt = Date.now();
+    await eventually(() => expect(readLedger(ledger).runs.find((r) => r.runId === run.runId)!.lastSeen).toBeGreaterThan(crashedAt + 300), { timeoutMs: 3000 });
+    const second = await c.startExecutor('phoenix');
+    const line = second.lines.find((l) => l.includes('left by a previous run'));
+    expect(line).toBeDefined();
+    const pgid = Number(/"pgid":(\d+)/.exec(line!)?.[1]);
+    expect(line).toContain(run.runId);
+    expect(() => process.kill(-pgid, 0)).toThrow();
+    const lastSeen = readLedger(ledger).runs.find((r) => r.runId === run.runId)!.lastSeen;
+    await waitUntil(Date.now() + 500);
+    expect(readLedger(ledger).runs.find((r) => r.runId === run.runId)!.lastSeen).toBe(lastSeen);
+    await c.close();
+    cluster = undefined;
   });
 });

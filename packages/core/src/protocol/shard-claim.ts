@@ -92,6 +92,11 @@ async function claimFrom(
   optimistic: boolean,
 ): Promise<ClaimResult | undefined> {
   const last = current?.state.last;
+  if (current?.state.state === 'running' && current.state.runId === request.runId && 'mzxid' in current) {
+    // Our own claim, whose answer was lost with the connection: we hold it.
+    const mine = current as { state: Claim['state']; version: number; mzxid: number };
+    return { claimed: true, claim: { path, version: mine.version, fencingToken: mine.mzxid, state: mine.state } };
+  }
   if (current?.state.state === 'running') return { claimed: false, reason: 'running', holder: current.state, version: current.version };
   if (current?.state.state === 'failover') {
     if (!request.failover || request.fireTime !== current.state.fireTime) return { claimed: false, reason: 'failover-pending', mark: current.state };

@@ -29,6 +29,23 @@ describe('ephemeral node', () => {
     expect(stat.ephemeralOwner).not.toBe(first.ephemeralOwner);
   });
 
+  it('writes an update once: its own watch does not write it again', async () => {
+    const root = uniqueRoot('eph-once');
+    const zk = await client(zkConnect, root);
+    const watcher = await client(zkConnect, root);
+    const node = createEphemeralNode(zk, '/p', { v: 1 });
+    onCleanup(() => node.close());
+    await node.start();
+    const before = (await watcher.exists('/p'))!.version;
+    await node.update({ v: 2 });
+    await eventually(async () => expect((await watcher.exists('/p'))!.version).toBe(before + 1));
+    // Quiet afterwards (the node used to be rewritten in a loop, each write waking the next).
+    const t0 = Date.now();
+    await eventually(() => expect(Date.now() - t0).toBeGreaterThan(500));
+    expect((await watcher.exists('/p'))!.version).toBe(before + 1);
+    expect(JSON.parse((await watcher.get('/p')).data!.toString())).toEqual({ v: 2 });
+  });
+
   it('re-creates itself when someone deletes it', async () => {
     const root = uniqueRoot('eph-del');
     const zk = await client(zkConnect, root);

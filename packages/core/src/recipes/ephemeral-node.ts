@@ -65,11 +65,15 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
       await zk.create(path, payload, 'ephemeral');
     } catch (error) {
       if ((error as OrreryError).code !== 'node-exists') throw error;
-      const stat = await zk.exists(path, onNodeEvent);
-      if (!stat) {
+      const read = await zk.get(path, onNodeEvent).catch((e: unknown) => {
+        if ((e as OrreryError).code === 'no-node') return undefined;
+        throw e;
+      });
+      if (!read) {
         ensure(); // gone between our create and our look: try again
         return;
       }
+      const { stat } = read;
       if (stat.ephemeralOwner !== zk.sessionId) {
         emitter.emit('node:conflict', { path, owner: stat.ephemeralOwner });
         if (conflictMode === 'fail') {
@@ -79,8 +83,10 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
         }
         return; // the watch set above calls us again when it goes
       }
-      // Ours (a create whose answer was lost, or a restart of this recipe): make the data current.
-      await zk.set(path, payload);
+      // Ours (a create whose answer was lost, a restart of this recipe, or our own update seen by
+      // the watch): make the data current — only if it is not, or every write would wake the watch
+      // that asks for the next one.
+      if (!read.data || !read.data.equals(payload)) await zk.set(path, payload);
       emitter.emit('node:created', { path, sessionId: zk.sessionId ?? '' });
       firstDone?.resolve();
       return;
@@ -102,7 +108,12 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
     } catch (error) {
       const e = toError(error);
       if ((e as OrreryError).code === 'already-exists') {
-        firstDone?.reject(e);
+        // start() fails: the recipe stops following the path (a later conflict, in a new session,
+        // waits instead: the watch set on the holder's node calls us again when it goes).
+        if (firstDone) {
+          closed = true;
+          firstDone.reject(e);
+        }
         return;
       }
       // Connection trouble: the next session or reconnect calls us again.
