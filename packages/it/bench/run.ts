@@ -2,6 +2,7 @@
 import { cpus, totalmem } from 'node:os';
 import { runAllocatorBench } from './allocator-bench.js';
 import { runExecutorBench } from './executor-bench.js';
+import { runFailoverBench } from './failover-bench.js';
 
 const only = process.argv[2];
 console.log(`# Orrery benchmarks — ${new Date().toISOString()}`);
@@ -27,5 +28,18 @@ if (!only || only === 'executor') {
   console.log(`\nSpawn floor (this Node spawning 100 \`sh -c 'exit 0'\` at once, ms from the burst to each spawn, ${r.floor.count} spawns): p50 ${r.floor.p50.toFixed(1)}, p99 ${r.floor.p99.toFixed(1)}, max ${r.floor.max.toFixed(1)}.`);
   console.log(`Idle executor with ${r.idle.jobs} jobs: RSS ${r.idle.rssMb.toFixed(0)} MB, CPU ${r.idle.cpuPercent.toFixed(1)} % over ${r.idle.seconds.toFixed(0)} s.`);
   console.log(`ZooKeeper transactions per shard run: ${r.tx.transactions} transactions for ${r.tx.runs} runs = ${r.tx.perRun.toFixed(2)} per run (Zxid delta from srvr).`);
+  console.log('');
+}
+
+if (!only || only === 'failover') {
+  const trials = Number(process.env.ORRERY_BENCH_TRIALS ?? 20);
+  console.log(`## Failover: kill -9 of the executor running a shard, until its re-run starts on a survivor (${trials} trials per session timeout)\n`);
+  const r = await runFailoverBench(trials);
+  const d = (x: { p50: number; p99: number; max: number }) => `${Math.round(x.p50)} / ${Math.round(x.p99)} / ${Math.round(x.max)}`;
+  console.log(`ZooKeeper tickTime ${r.tickMs} ms. Times in ms, p50 / p99 / max.\n`);
+  console.log('| session timeout | trials | failover (kill → re-run start) | detection (→ session expired) | reassignment (→ applied moved) | start (→ re-run started) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of r.rows) console.log(`| ${row.sessionSeconds} s | ${row.trials} | ${d(row.total)} | ${d(row.detection)} | ${d(row.reassignment)} | ${d(row.start)} |`);
+  console.log(`\nGraceful shutdown handoff (SIGTERM → applied gives the leaver's idle shards away), ${r.handoff.trials} trials: p50 ${Math.round(r.handoff.handoff.p50)}, p99 ${Math.round(r.handoff.handoff.p99)}, max ${Math.round(r.handoff.handoff.max)} ms.`);
   console.log('');
 }

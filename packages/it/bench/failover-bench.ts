@@ -1,0 +1,184 @@
+/**
+ * Failover benchmark: `kill -9` of the executor running a shard, until the re-run starts on a
+ * survivor — split into detection (kill → the victim's presence is gone: its session expired),
+ * reassignment (→ the job's `applied` gives the item to a survivor) and start (→ the re-run's START
+ * in the run ledger) — over many trials, at a given session timeout. And the graceful handoff:
+ * SIGTERM of an executor until `applied` gives its idle shards to the other executor.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createZkClient, encodeJson, parseJobConfig, paths, readJson, type ZkClient } from '@orrery/core';
+import { eventually, freePort, startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@orrery/core/testing';
+import { createNamespace, runCli } from '@orrery/console';
+import { startProcess, type RunningProcess } from '../src/processes.js';
+import { ledgerCommand, readLedger } from '../src/run-ledger.js';
+import { distribution, type Distribution } from './executor-bench.js';
+
+const NS = 'failover';
+
+export interface FailoverRow { sessionSeconds: number; trials: number; total: Distribution; detection: Distribution; reassignment: Distribution; start: Distribution }
+export interface HandoffRow { trials: number; handoff: Distribution }
+
+interface Bench {
+  zk: ZkClient;
+  root: string;
+  dir: string;
+  executors: Map<string, RunningProcess>;
+  startExecutor(name: string): Promise<RunningProcess>;
+  cli(...args: string[]): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function setup(server: ZooKeeperServer, label: string, sessionSeconds: number): Promise<Bench> {
+  const root = uniqueRoot(label);
+  const zk = createZkClient({ connect: server.connectString, root });
+  await zk.start();
+  await createNamespace(zk, NS);
+  await zk.mkdirp(paths.jobs(NS));
+  const dir = mkdtempSync(join(tmpdir(), `orrery-${label}-`));
+  const executors = new Map<string, RunningProcess>();
+  const all: RunningProcess[] = [];
+  const allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'warn', '--session-timeout', String(sessionSeconds), '--debounce-ms', '100']);
+  all.push(allocator);
+  const bench: Bench = {
+    zk, root, dir, executors,
+    async startExecutor(name) {
+      const p = startProcess('orrery-executor', [
+        '--zk', server.connectString, '--root', root, '--namespace', NS, '--name', name, '--data-dir', join(dir, name),
+        '--session-timeout', String(sessionSeconds), '--kill-grace', '1', '--http-port', String(await freePort()), '--http-host', '127.0.0.1',
+      ]);
+      all.push(p);
+      executors.set(name, p);
+      await p.waitForLine(/"executor started"/, 60_000);
+      return p;
+    },
+    async cli(...args) {
+      return runCli(['--zk', server.connectString, '--root', root, '-n', NS, ...args], { stdout: { write: () => undefined }, stderr: { write: () => undefined }, env: {} });
+    },
+    async close() {
+      await Promise.all(all.map((p) => p.stop(3000)));
+      await zk.close();
+    },
+  };
+  return bench;
+}
+
+/** Resolves the time the node at `path` is gone (watch-driven). */
+function whenGone(zk: ZkClient, path: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const check = (): void => {
+      zk.exists(path, () => check()).then((stat) => { if (!stat) resolve(Date.now()); }, reject);
+    };
+    check();
+  });
+}
+
+/** Resolves the time `applied` gives `item` to an executor other than `victim` (watch-driven). */
+function whenMoved(zk: ZkClient, job: string, item: number, victim: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const check = (): void => {
+      zk.get(paths.jobApplied(NS, job), () => check()).then(({ data }) => {
+        const items = (JSON.parse(data!.toString()) as { items: Record<string, number[]> }).items;
+        if (Object.entries(items).some(([e, list]) => e !== victim && list.includes(item))) resolve(Date.now());
+      }, reject);
+    };
+    check();
+  });
+}
+
+/** `trials` kill -9 failovers at `sessionSeconds`. */
+export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: number, trials: number): Promise<FailoverRow> {
+  const b = await setup(server, `failover-${sessionSeconds}s`, sessionSeconds);
+  const ledger = join(b.dir, 'ledger.txt');
+  const names = ['fo-a', 'fo-b', 'fo-c'];
+  const totals: number[] = [];
+  const detection: number[] = [];
+  const reassignment: number[] = [];
+  const start: number[] = [];
+  try {
+    for (const n of names) await b.startExecutor(n);
+    // A passive job (run on demand) of one shard whose runs last a minute: each trial starts one.
+    const job = parseJobConfig({ name: 'victim-job', type: 'shell', shardingTotalCount: 1, failover: true, command: ledgerCommand(ledger, 60), enabled: true });
+    await b.zk.create(paths.job(NS, job.name), encodeJson(job));
+    for (let trial = 0; trial < trials; trial += 1) {
+      await eventually(async () => {
+        const applied = await readJson<{ items: Record<string, number[]> }>(b.zk, paths.jobApplied(NS, job.name));
+        if (!Object.values(applied?.value.items ?? {}).some((l) => l.includes(0))) throw new Error('not applied');
+      }, { timeoutMs: 30_000 });
+      const before = readLedger(ledger).runs.length;
+      if ((await b.cli('run', job.name)) !== 0) throw new Error('run-now failed');
+      let victim = '';
+      await eventually(() => {
+        const runs = readLedger(ledger).runs;
+        if (runs.length <= before) throw new Error('not started');
+        victim = runs.at(-1)!.executor;
+      }, { timeoutMs: 10_000, intervalMs: 10 });
+      const runsBefore = readLedger(ledger).runs.length;
+      const gone = whenGone(b.zk, paths.executorPresence(NS, victim));
+      const moved = whenMoved(b.zk, job.name, 0, victim);
+      const killedAt = Date.now();
+      b.executors.get(victim)!.kill('SIGKILL');
+      const detectedAt = await gone;
+      const movedAt = await moved;
+      let startedAt = 0;
+      await eventually(() => {
+        const rerun = readLedger(ledger).runs.slice(runsBefore).find((r) => r.trigger === 'failover');
+        if (!rerun) throw new Error('no re-run yet');
+        startedAt = rerun.start;
+      }, { timeoutMs: sessionSeconds * 1000 + 20_000, intervalMs: 5 });
+      totals.push(startedAt - killedAt);
+      detection.push(detectedAt - killedAt);
+      reassignment.push(movedAt - detectedAt);
+      start.push(startedAt - movedAt);
+      // Stop the re-run and bring the victim back for the next trial.
+      await b.cli('stop', job.name);
+      await b.startExecutor(victim);
+    }
+  } finally {
+    await b.close();
+  }
+  return { sessionSeconds, trials, total: distribution(totals), detection: distribution(detection), reassignment: distribution(reassignment), start: distribution(start) };
+}
+
+/** `trials` graceful shutdowns: SIGTERM until `applied` gives the leaver's idle shards to the other executor. */
+export async function handoffTrials(server: ZooKeeperServer, trials: number): Promise<HandoffRow> {
+  const b = await setup(server, 'handoff', 10);
+  const values: number[] = [];
+  try {
+    await b.startExecutor('ho-a');
+    await b.startExecutor('ho-b');
+    const job = parseJobConfig({ name: 'idle-job', type: 'shell', cron: '0 0 1 1 *', shardingTotalCount: 8, command: 'exit 0', enabled: true });
+    await b.zk.create(paths.job(NS, job.name), encodeJson(job));
+    for (let trial = 0; trial < trials; trial += 1) {
+      // Both hold shards: the balance is back after the last restart.
+      await eventually(async () => {
+        const applied = await readJson<{ items: Record<string, number[]> }>(b.zk, paths.jobApplied(NS, job.name));
+        if ((applied?.value.items['ho-a']?.length ?? 0) !== 4 || (applied?.value.items['ho-b']?.length ?? 0) !== 4) throw new Error('not balanced');
+      }, { timeoutMs: 30_000, intervalMs: 20 });
+      const moved = whenMoved(b.zk, job.name, (await readJson<{ items: Record<string, number[]> }>(b.zk, paths.jobApplied(NS, job.name)))!.value.items['ho-a']![0]!, 'ho-a');
+      const leaver = b.executors.get('ho-a')!;
+      const signalledAt = Date.now();
+      leaver.kill('SIGTERM');
+      values.push((await moved) - signalledAt);
+      await leaver.exited;
+      await b.startExecutor('ho-a');
+    }
+  } finally {
+    await b.close();
+  }
+  return { trials, handoff: distribution(values) };
+}
+
+export async function runFailoverBench(trials = 20): Promise<{ rows: FailoverRow[]; handoff: HandoffRow; tickMs: number }> {
+  // tickTime 500 ms: sessions of 1–10 s are allowed (2–20 ticks), and expiry comes within one tick.
+  const tickMs = 500;
+  const server = await startZooKeeper({ tickTimeMs: tickMs, fastStart: false });
+  try {
+    const rows = [await failoverTrials(server, 10, trials), await failoverTrials(server, 2, trials)];
+    const handoff = await handoffTrials(server, 10);
+    return { rows, handoff, tickMs };
+  } finally {
+    await server.stop();
+  }
+}
