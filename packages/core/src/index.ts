@@ -21,3 +21,4 @@ export * from './http-endpoint.js';
 export * from './protocol/shard-claim.js';
 export * from './serial-task.js';
 export * from './process-alive.js';
+export * from './child-stdio.js';

@@ -12,35 +12,6 @@
 // `null` to disarm), `{type:'track', pgid}`, `{type:'untrack', pgid}`; guard → executor
 // `{type:'fenced', pgids}` after it killed groups at a deadline.
 
-import { closeSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-
-// The executor's ZooKeeper connection was inherited (its C client sets no close-on-exec): a copy
-// held here would keep that socket registered in the executor's epoll set after the executor
-// closes it, and break its next connection. Close every inherited TCP socket (the same rule as
-// inherited-sockets.ts, which this plain-JavaScript file cannot import).
-(() => {
-  const inodes = new Set();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    try {
-      for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-        const inode = line.trim().split(/\s+/)[9];
-        if (inode && inode !== '0') inodes.add(inode);
-      }
-    } catch {
-      // no such table
-    }
-  }
-  for (const name of readdirSync('/proc/self/fd')) {
-    if (Number(name) <= 2) continue;
-    try {
-      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${name}`))?.[1];
-      if (inode && inodes.has(inode)) closeSync(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-})();
-
 const tracked = new Set();
 let deadline = null;
 let timer;

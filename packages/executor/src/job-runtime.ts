@@ -328,11 +328,12 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   async function runShard(item: number, fireTime: number, trigger: Trigger, attempt: number, param?: string, startAt?: number): Promise<void> {
     const c = config;
     if (closed || stopped || !c || !effective.has(item)) return;
-    if (!ctx.canStart()) {
+    if (!ctx.canStart() && !(await waitUntilStartable(c, fireTime, trigger))) {
       metrics.fires.inc({ outcome: 'not-connected' });
       emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
       return;
     }
+    if (closed || stopped || !effective.has(item)) return;
     const mine = active.get(item);
     if (mine) {
       if (trigger === 'failover') {
@@ -395,9 +396,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       // (a claim whose answer was lost is recognised as ours).
       if (!(error as OrreryError).retryable) throw error;
       const session = zk.sessionId;
-      const limitMs = c.misfire.policy === 'fire-once' ? c.misfire.thresholdSeconds * 1000 : ON_TIME_TOLERANCE_MS;
-      await zk.whenConnected(Math.max(1, fireTime + limitMs - Date.now())).catch(() => undefined);
-      if (zk.phase !== 'connected' || zk.sessionId !== session || !ctx.canStart() || Date.now() - fireTime > limitMs) {
+      const startable = await waitUntilStartable(c, fireTime, trigger === 'failover' ? 'cron' : trigger);
+      if (!startable || zk.sessionId !== session) {
         metrics.fires.inc({ outcome: 'not-connected' });
         emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
         return;
@@ -442,6 +442,22 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       return;
     }
     return runClaimed(c, item, fireTime, trigger, attempt, param, run, claim.claim);
+  }
+
+  /**
+   * A cron fire that comes while no run may start (ZooKeeper out of reach for a moment: a server or
+   * the quorum leader gone) waits — as long as `misfire: fire-once` lets it run late — for the
+   * executor to be able to start runs again. Resolves whether it may run now.
+   */
+  async function waitUntilStartable(c: JobConfig, fireTime: number, trigger: Trigger): Promise<boolean> {
+    if (trigger !== 'cron' && trigger !== 'misfire') return false;
+    // As late as the misfire policy lets a fire run (a fire under 1 s late is on time for either).
+    const deadline = fireTime + (c.misfire.policy === 'fire-once' ? Math.max(c.misfire.thresholdSeconds * 1000, ON_TIME_TOLERANCE_MS) : ON_TIME_TOLERANCE_MS);
+    while (!closed && !stopped && Date.now() < deadline) {
+      if (ctx.canStart()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return ctx.canStart() && Date.now() < deadline;
   }
 
   /** Gives back a claim whose run never started (one compare-and-set back to idle). */

@@ -21,6 +21,7 @@
  * (which carries its ZooKeeper pings) never runs job code.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { stdioWithoutSockets } from '@orrery/core';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -140,7 +141,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
   function spawnWorker(): Worker {
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
       detached: true, // its own process group: a kill takes whatever the job started, too
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']), // never the executor's ZooKeeper socket
       env: process.env,
     });
     const worker: Worker = { child, runs: [], dying: false, ready: false, exited: new Promise<void>((resolve) => child.once('close', () => resolve())) };

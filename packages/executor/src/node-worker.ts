@@ -14,10 +14,6 @@ import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import type { ParentMessage, WorkerMessage } from './node-protocol.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
-import { closeInheritedTcpSockets } from './inherited-sockets.js';
-
-// Not ours: the executor's ZooKeeper connection, inherited (see inherited-sockets.ts).
-closeInheritedTcpSockets();
 
 interface Capture {
   path: string;

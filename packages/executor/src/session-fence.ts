@@ -20,7 +20,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { toError, type Logger, type ZkClient } from '@orrery/core';
+import { stdioWithoutSockets, toError, type Logger, type ZkClient } from '@orrery/core';
 
 const GUARD = fileURLToPath(new URL('./fence-guard.mjs', import.meta.url));
 
@@ -123,7 +123,7 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
   return {
     async start() {
       if (options.guard !== false) {
-        guard = fork(GUARD, [], { detached: true, stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] });
+        guard = fork(GUARD, [], { detached: true, stdio: stdioWithoutSockets(['ignore', 'ignore', 'inherit', 'ipc']), execArgv: [] });
         guard.unref();
         guard.channel?.unref();
         guard.on('message', (m: { type: string; pgids?: number[] }) => {

@@ -6,6 +6,7 @@
  * Exit 0 = succeeded. A script may write `{"message": "..."}` to `$ORRERY_RESULT_FILE`.
  */
 import { spawn } from 'node:child_process';
+import { stdioWithoutSockets } from '@orrery/core';
 import { readFileSync, rmSync } from 'node:fs';
 import { createLazyFile } from './lazy-file.js';
 import { createOutputTail } from './output-tail.js';
@@ -38,7 +39,7 @@ export function runShell(spec: ShellRunSpec): RunHandle {
     detached: true, // a new process group, led by the shell
     cwd: spec.cwd,
     env: { ...process.env, ...spec.env, ORRERY_RESULT_FILE: spec.resultFile },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe']), // never the executor's ZooKeeper socket
   });
   const pgid = child.pid ?? 0;
   if (pgid) spec.onSpawn?.(pgid);

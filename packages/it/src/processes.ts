@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { OrreryError } from '@orrery/core';
+import { OrreryError, stdioWithoutSockets } from '@orrery/core';
 
 const BINS = {
   'orrery-sharding': fileURLToPath(new URL('../../sharding/bin/orrery-sharding.js', import.meta.url)),
@@ -32,7 +32,7 @@ const all = new Set<RunningProcess>();
 export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}, options: { echo?: boolean } = {}): RunningProcess {
   // The IPC channel ties the process to this one: the bins stop when it closes (this process died).
   const child: ChildProcess = spawn(process.execPath, [BINS[bin], ...args], {
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']), // not this process's ZooKeeper sockets
     env: { ...process.env, ...env },
   });
   if (child.pid === undefined) throw new OrreryError('internal', `could not start ${bin}`);

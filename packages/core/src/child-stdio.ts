@@ -1,0 +1,49 @@
+/**
+ * Keeps this process's sockets out of the processes it starts.
+ *
+ * The ZooKeeper C client opens its socket without close-on-exec, so a child would inherit a copy
+ * of the parent's ZooKeeper connection. Besides letting the child write to it, that copy keeps the
+ * socket registered in the parent's epoll set after the client closes it (a server died, a session
+ * ended): the next connection that gets the same descriptor number sees stale events, and the
+ * `zookeeper` package closes it — again and again, while the child lives. Node cannot set
+ * close-on-exec on a descriptor it did not open, but `spawn` can put something else at any
+ * descriptor number in the child: {@link stdioWithoutSockets} extends a `stdio` array so that every
+ * socket descriptor of this process above it becomes `/dev/null` in the child. (Node's own sockets
+ * are close-on-exec already; replacing them changes nothing.)
+ */
+import { openSync, readdirSync, readlinkSync } from 'node:fs';
+import type { StdioOptions } from 'node:child_process';
+
+let devNull: number | undefined;
+
+/** Socket descriptors of this process, now (a scan costs tens of microseconds). */
+function socketFds(): number[] {
+  const fds: number[] = [];
+  try {
+    for (const name of readdirSync('/proc/self/fd')) {
+      const fd = Number(name);
+      if (fd <= 2) continue;
+      try {
+        if (readlinkSync(`/proc/self/fd/${name}`).startsWith('socket:')) fds.push(fd);
+      } catch {
+        // closed meanwhile (the directory's own descriptor, say)
+      }
+    }
+  } catch {
+    // no /proc: nothing to do
+  }
+  return fds;
+}
+
+/** `stdio` for `spawn`, with every socket of this process above it replaced by /dev/null in the child. */
+export function stdioWithoutSockets(stdio: readonly StdioOptions[number][]): StdioOptions {
+  const out: Array<StdioOptions[number]> = [...stdio];
+  const sockets = socketFds().filter((fd) => fd >= stdio.length);
+  if (sockets.length === 0) return out as StdioOptions;
+  devNull ??= openSync('/dev/null', 'r+');
+  for (const fd of sockets) {
+    while (out.length < fd) out.push('ignore');
+    out[fd] = devNull;
+  }
+  return out as StdioOptions;
+}
