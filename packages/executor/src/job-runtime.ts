@@ -732,8 +732,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       const path = paths.jobShard(namespace, job, item);
       const shard = await readShard(zk, path);
       if (shard?.state.state === 'running' && (await ctx.isAlive(shard.state.executor, shard.state.session))) {
-        // Look again when that run ends.
-        await zk.exists(path, () => leaderCheck());
+        // Look again when that run ends — or now, if it ended between the read and the watch.
+        const stat = await zk.exists(path, () => leaderCheck());
+        if (stat?.version !== shard.version) leaderCheck();
         logger.info({ item, holder: shard.state.executor, epoch: assignment.epoch }, 'waiting for a moving shard to finish its run');
         return;
       }

@@ -292,19 +292,25 @@ describe('chaos: executors leaving and coming back', () => {
     await c.waitApplied('busy');
     const t0 = Date.now();
     await waitUntil(t0 + 2000);
+    const handoffs: Array<[number, number]> = [];
     for (const name of names) {
       const p = c.executors.get(name)!;
+      const from = Date.now();
       p.kill('SIGTERM');
       expect(await p.exited).toBe(0);
       await c.startExecutor(name);
       await c.waitMembers(3);
       await c.waitApplied('busy');
+      handoffs.push([from, Date.now()]);
       await waitUntil(Date.now() + 1500);
     }
     const t1 = Date.now();
     await c.close();
     cluster = undefined;
-    assertLedger(ledger, [{ job: 'busy', items: 6, fireTimes: everySecond(t0 + 1000, t1 - 1500) }], [], 'a rolling restart of every executor');
+    const report = assertLedger(ledger, [{ job: 'busy', items: 6, fireTimes: everySecond(t0 + 1000, t1 - 1500) }], handoffs, 'a rolling restart of every executor');
+    // A shard that moves while a run of it is in progress goes to its new owner when that run ends;
+    // a fire in between is caught up (fire-once) unless a later fire came first: a few at most.
+    expect(report.missedInFaults).toBeLessThanOrEqual(6);
   });
 
   it('graceful shutdown: idle shards move within 1 s, the run in progress finishes and is recorded, exit 0; a second signal stops at once', async () => {
