@@ -581,13 +581,15 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   }
 
   /**
-   * Records a run's outcome: one compare-and-set from the claim's version — unless the claim's
-   * session is gone (then the run is stale: the job leader takes over its claim). A write whose
-   * answer was lost to a connection loss is checked once the client is connected again.
+   * Records a run's outcome: one compare-and-set from the claim's version, which fails if anyone
+   * wrote the shard since (the job leader's failover mark of a claim whose session died, say): a
+   * stale run records nothing. When ZooKeeper is out of reach, it tries again once connected (in
+   * any session: the compare-and-set is the guard), checking first whether the lost write went
+   * through — so a run that finished just as ZooKeeper went away is recorded rather than re-run,
+   * unless the failover mark came first.
    */
   async function complete(item: number, claim: Claim, outcome: ShardOutcome): Promise<boolean> {
-    for (let attempt = 0; attempt < 3; attempt += 1) {
-      if (zk.sessionId !== claim.state.session) return false;
+    for (let attempt = 0; attempt < 5; attempt += 1) {
       try {
         const completion = await completeShard(zk, claim, outcome);
         if (completion.recorded) known.set(item, { version: completion.version, state: completion.state });
@@ -598,7 +600,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
           return false;
         }
         try {
-          await zk.whenConnected(zk.sessionTimeoutMs);
+          while (!closed && zk.phase !== 'connected' && zk.phase !== 'closed') await zk.whenConnected(60_000).catch(() => undefined);
           const now = await readShard(zk, claim.path);
           // Our write went through before the link dropped.
           if (now?.state.state === 'idle' && now.state.last?.runId === outcome.runId) return true;

@@ -37,9 +37,14 @@ describe('run ledger checker', () => {
       overlaps: 0, duplicates: 1, failovers: 0, tokens: 0,
     },
     {
-      name: 'a failover re-run of a run that had ended: duplicate',
+      name: 'a failover re-run of a run that ended (its outcome was lost): allowed, counted',
       lines: [start('a', { at: 1000 }), end('a', 1100), start('b', { exec: 'e2', token: 2, trigger: 'failover', at: 1200 }), end('b', 1300, { exec: 'e2' })],
-      overlaps: 0, duplicates: 1, failovers: 0, tokens: 0,
+      overlaps: 0, duplicates: 0, failovers: 1, tokens: 0,
+    },
+    {
+      name: 'a failover re-run with a smaller token: duplicate',
+      lines: [start('a', { token: 5, at: 1000 }), tick('a', 1100), start('b', { exec: 'e2', token: 2, trigger: 'failover', at: 1200 }), end('b', 1300, { exec: 'e2' })],
+      overlaps: 0, duplicates: 1, failovers: 0, tokens: 1,
     },
     {
       name: 'a later run with a smaller token: token violation',

@@ -43,7 +43,7 @@ export function assertLedger(ledger: string, expectations: LedgerExpectation[], 
   const { runs, badLines } = readLedger(ledger);
   const report = checkLedger(runs, expectations, faults);
   // The counts of each scenario, for the closing note and for anyone reading the test log.
-  console.log(`[chaos] ${label}: runs ${report.runs}, overlaps ${report.overlaps.length}, duplicates ${report.duplicates.length}, failover re-runs ${report.failoverReruns}, token violations ${report.tokenViolations.length}, missed ${report.missed.length}, missed inside fault windows ${report.missedInFaults}`);
+  console.log(`[chaos] ${label}: runs ${report.runs}, overlaps ${report.overlaps.length}, duplicates ${report.duplicates.length}, failover re-runs ${report.failoverReruns} (${report.rerunsOfEnded} of a run whose outcome was lost), token violations ${report.tokenViolations.length}, missed ${report.missed.length}, missed inside fault windows ${report.missedInFaults}`);
   expect(badLines).toBe(0);
   expect(report.overlaps).toEqual([]);
   expect(report.duplicates).toEqual([]);
