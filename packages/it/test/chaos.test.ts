@@ -301,7 +301,8 @@ describe('chaos: executors leaving and coming back', () => {
       await c.startExecutor(name);
       await c.waitMembers(3);
       await c.waitApplied('busy');
-      handoffs.push([from, Date.now()]);
+      // The handoff window: from the signal until the new map is applied and reached its owners.
+      handoffs.push([from, Date.now() + 2000]);
       await waitUntil(Date.now() + 1500);
     }
     const t1 = Date.now();
