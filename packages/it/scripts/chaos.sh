@@ -14,7 +14,7 @@ for round in $(seq 1 "$rounds"); do
   echo "== chaos round $round of $rounds"
   log="$(mktemp)"
   if npx vitest run packages/it/test/chaos.test.ts >"$log" 2>&1; then status=0; else status=$?; fi
-  grep -E '\[chaos\]|Tests ' "$log" || true
+  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '\[chaos\]|Tests ' | sed 's/^.*\[chaos\]/[chaos]/' || true
   if [ "$status" -ne 0 ]; then
     echo "chaos round $round failed; its log: $log"
     exit "$status"
