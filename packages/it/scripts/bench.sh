@@ -3,9 +3,5 @@
 # Markdown tables; BENCHMARKS.md records a run of them.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-node packages/it/scripts/check-node.mjs
-if [ ! -f node_modules/.package-lock.json ] || ! node -e "require('zookeeper')" >/dev/null 2>&1; then
-  npm ci --no-audit --no-fund
-fi
-bash packages/it/scripts/ensure-zookeeper.sh
+source packages/it/scripts/prepare.sh
 exec node --import tsx packages/it/bench/run.ts "$@"

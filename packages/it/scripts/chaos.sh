@@ -4,11 +4,7 @@
 # stopping at the first failing round. `npm test` runs it once.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-node packages/it/scripts/check-node.mjs
-if [ ! -f node_modules/.package-lock.json ] || ! node -e "require('zookeeper')" >/dev/null 2>&1; then
-  npm ci --no-audit --no-fund
-fi
-bash packages/it/scripts/ensure-zookeeper.sh
+source packages/it/scripts/prepare.sh
 rounds="${1:-${ORRERY_CHAOS_ROUNDS:-5}}"
 for round in $(seq 1 "$rounds"); do
   echo "== chaos round $round of $rounds"

@@ -4,17 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
-node packages/it/scripts/check-node.mjs
-
-# 1. npm dependencies (the zookeeper package builds its native addon here, with node-gyp).
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
-   || ! node -e "require('zookeeper')" >/dev/null 2>&1; then
-  echo "orrery: installing npm dependencies (npm ci) ..." >&2
-  npm ci --no-audit --no-fund
-fi
-
-# 2. ZooKeeper from Debian's package (tests start their own servers from its jars).
-bash packages/it/scripts/ensure-zookeeper.sh
+# 1–2. Node, npm dependencies, Debian's zookeeper.
+source packages/it/scripts/prepare.sh
 
 # 3. Type check, then every test.
 echo "orrery: type-checking ..." >&2

@@ -18,14 +18,17 @@ const SESSION_MS = 3000;
 let cluster: Cluster | undefined;
 let hook: WebhookReceiver | undefined;
 let proxy: TcpProxy | undefined;
+let ensemble: ZooKeeperEnsemble | undefined;
 afterEach(async () => {
   await cluster?.close();
   await stopAllProcesses();
   await proxy?.close();
   await hook?.close();
+  await ensemble?.stop();
   cluster = undefined;
   hook = undefined;
   proxy = undefined;
+  ensemble = undefined;
 });
 
 const waitUntil = (t: number) => eventually(() => expect(Date.now()).toBeGreaterThanOrEqual(t), { timeoutMs: Math.max(1000, t - Date.now() + 2000), intervalMs: 20 });
@@ -154,15 +157,6 @@ describe('chaos', () => {
 });
 
 describe('chaos: ZooKeeper and the allocator', () => {
-  let ensemble: ZooKeeperEnsemble | undefined;
-  afterEach(async () => {
-    await cluster?.close();
-    await stopAllProcesses();
-    await ensemble?.stop();
-    cluster = undefined;
-    ensemble = undefined;
-  });
-
   it('kill -9 of the ZooKeeper server an executor is connected to, then of the leader (3-node ensemble): no duplicate, no overlap, no fire lost beyond the misfire policy', async () => {
     ensemble = await startEnsemble(3);
     const c = (cluster = await startCluster('chaos-zkleader', ensemble.connectString));
@@ -275,12 +269,6 @@ describe('chaos: ZooKeeper and the allocator', () => {
 });
 
 describe('chaos: executors leaving and coming back', () => {
-  afterEach(async () => {
-    await cluster?.close();
-    await stopAllProcesses();
-    cluster = undefined;
-  });
-
   it('a rolling restart of every executor under load (SIGTERM, exit 0, start again): no overlap, no duplicate, no miss', async () => {
     const c = (cluster = await startCluster('chaos-rolling', zkConnect));
     const ledger = join(c.dir, 'ledger.txt');

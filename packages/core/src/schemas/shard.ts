@@ -38,40 +38,25 @@ export const ShardOutcomeSchema = Type.Object(
 export type ShardOutcome = Static<typeof ShardOutcomeSchema>;
 
 const Idle = Type.Object({ state: Type.Literal('idle'), last: Type.Optional(ShardOutcomeSchema) }, { additionalProperties: false });
-const Running = Type.Object(
-  {
-    state: Type.Literal('running'),
-    executor: Type.String(),
-    /** The claiming executor's ZooKeeper session id (hex). */
-    session: Type.String(),
-    runId: Type.String(),
-    fireTime: Type.Integer({ minimum: 0 }),
-    startedAt: Type.Integer({ minimum: 0 }),
-    attempt: Type.Integer({ minimum: 1, default: 1 }),
-    /** The previous outcome, kept while a new run is in progress. */
-    last: Type.Optional(ShardOutcomeSchema),
-  },
-  { additionalProperties: false },
-);
+/** A claim: who holds the shard, for which fire. */
+const claimFields = {
+  executor: Type.String(),
+  /** The claiming executor's ZooKeeper session id (hex). */
+  session: Type.String(),
+  runId: Type.String(),
+  fireTime: Type.Integer({ minimum: 0 }),
+  startedAt: Type.Integer({ minimum: 0 }),
+  attempt: Type.Integer({ minimum: 1, default: 1 }),
+  /** The previous outcome, kept while a new run is in progress (or waits for its failover re-run). */
+  last: Type.Optional(ShardOutcomeSchema),
+};
+const Running = Type.Object({ state: Type.Literal('running'), ...claimFields }, { additionalProperties: false });
 /**
  * A run whose session died before it completed, marked by the job leader for a failover re-run:
  * the crashed claim's fields, and when it was marked. Only a failover claim of that fire time may
  * take the shard from here (a new attempt, with a larger fencing token).
  */
-const Failover = Type.Object(
-  {
-    state: Type.Literal('failover'),
-    executor: Type.String(),
-    session: Type.String(),
-    runId: Type.String(),
-    fireTime: Type.Integer({ minimum: 0 }),
-    startedAt: Type.Integer({ minimum: 0 }),
-    attempt: Type.Integer({ minimum: 1, default: 1 }),
-    markedAt: Type.Integer({ minimum: 0 }),
-    last: Type.Optional(ShardOutcomeSchema),
-  },
-  { additionalProperties: false },
-);
+const Failover = Type.Object({ state: Type.Literal('failover'), ...claimFields, markedAt: Type.Integer({ minimum: 0 }) }, { additionalProperties: false });
 export const ShardStateSchema = Type.Union([Idle, Running, Failover]);
 /** The state of one item: idle (with its last outcome), running (with its claim), or failover (a crashed run waiting to be re-run). */
 export type ShardState = Static<typeof ShardStateSchema>;

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Sourced by the npm scripts (test, bench, chaos): what a fresh clone on a fresh machine needs —
+# a supported Node, the npm dependencies, and Debian's zookeeper package. Runs from the repo root.
+
+node packages/it/scripts/check-node.mjs
+
+# npm dependencies (the zookeeper package builds its native addon here, with node-gyp).
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] \
+   || ! node -e "require('zookeeper')" >/dev/null 2>&1; then
+  echo "orrery: installing npm dependencies (npm ci) ..." >&2
+  npm ci --no-audit --no-fund
+fi
+
+# ZooKeeper from Debian's package (tests and benchmarks start their own servers from its jars).
+bash packages/it/scripts/ensure-zookeeper.sh
