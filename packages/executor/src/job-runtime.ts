@@ -136,6 +136,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   let applied: Applied | undefined;
   let effective = new Set<number>();
   let handledUntil = 0;
+  /** Fires at or before this are never caught up as missed (see `onConfig`). */
+  let lookBackFrom = 0;
   /** The next fire time as planned at the last tick (the common case needs no re-planning). */
   let planned: number | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -157,9 +159,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   const watchConfig = async (): Promise<void> => {
     if (closed) return;
     try {
-      const { data } = await zk.get(paths.job(namespace, job), () => void watchConfig());
+      const { data, stat } = await zk.get(paths.job(namespace, job), () => void watchConfig());
       const next = parseJobConfig(decodeJson(data, paths.job(namespace, job)));
-      onConfig(next);
+      onConfig(next, stat.mtime);
     } catch (error) {
       const code = (error as OrreryError).code;
       if (code === 'no-node') onConfig(undefined);
@@ -210,7 +212,12 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
 
   // ---- state changes ------------------------------------------------------------------------
 
-  function onConfig(next: JobConfig | undefined): void {
+  /**
+   * @param changedAt when the config was last written (the node's mtime): a first look back for
+   *   missed fires starts no earlier — a fire from before the job was enabled (or changed) is not
+   *   a missed one.
+   */
+  function onConfig(next: JobConfig | undefined, changedAt = 0): void {
     const before = config;
     config = next;
     if (!next?.enabled) withdrawPending(() => true);
@@ -225,7 +232,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       schedule = next.cron ? createSchedule({ cron: next.cron, timeZone: next.timeZone, pausePeriodDate: next.pausePeriodDate, pausePeriodTime: next.pausePeriodTime }) : undefined;
       planned = undefined;
       // From now on; a first start looks back over the misfire threshold (a restart or a new shard).
-      handledUntil = before ? Date.now() : Date.now() - (next.misfire.policy === 'fire-once' ? next.misfire.thresholdSeconds * 1000 : 0);
+      const now = Date.now();
+      lookBackFrom = before ? now : Math.min(now, Math.max(changedAt, now - (next.misfire.policy === 'fire-once' ? next.misfire.thresholdSeconds * 1000 : 0)));
+      handledUntil = lookBackFrom;
       if (before) logger.info({ cron: next.cron, enabled: next.enabled }, 'job schedule changed');
     }
     tick();
@@ -250,7 +259,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     if (config?.enabled && schedule && config.misfire.policy === 'fire-once' && gained.length > 0) {
       const now = Date.now();
       const recent = schedule.between(now - config.misfire.thresholdSeconds * 1000, now, 1000).at(-1);
-      if (recent !== undefined && recent <= handledUntil) for (const item of gained) void runShard(item, recent, 'misfire', 1);
+      if (recent !== undefined && recent > lookBackFrom && recent <= handledUntil) for (const item of gained) void runShard(item, recent, 'misfire', 1);
     }
   }
 
@@ -325,6 +334,16 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
 
   // ---- one run --------------------------------------------------------------------------------
 
+  /** At most one fire waits per item: a later one replaces it, and the replaced one is reported. */
+  function enqueue(item: number, entry: { fireTime: number; trigger: Trigger; attempt: number; param?: string }): void {
+    const before = queued.get(item);
+    if (before && before.fireTime !== entry.fireTime) {
+      metrics.fires.inc({ outcome: 'overlap-skipped' });
+      emitter.emit('fire:skipped', { job, item, fireTime: before.fireTime, reason: 'overlap' });
+    }
+    queued.set(item, entry);
+  }
+
   async function runShard(item: number, fireTime: number, trigger: Trigger, attempt: number, param?: string, startAt?: number): Promise<void> {
     const c = config;
     if (closed || stopped || !c || !effective.has(item)) return;
@@ -338,7 +357,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     if (mine) {
       if (trigger === 'failover') {
         // A failover re-run waits for what still runs here (a fenced run being killed, say).
-        if (mine.fireTime !== fireTime) queued.set(item, { fireTime, trigger, attempt });
+        if (mine.fireTime !== fireTime) enqueue(item, { fireTime, trigger, attempt });
         return;
       }
       if (c.overlap === 'skip') {
@@ -347,7 +366,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         return;
       }
       if (c.overlap === 'queue') {
-        queued.set(item, { fireTime, trigger, attempt, ...(param !== undefined ? { param } : {}) });
+        enqueue(item, { fireTime, trigger, attempt, ...(param !== undefined ? { param } : {}) });
         return;
       }
       mine.handle?.stop('replace');

@@ -11,6 +11,7 @@ import { NS, TOKEN, startCluster, waitIdle, type Cluster } from './executor-supp
 const zkConnect = inject('zkConnect');
 let c: Cluster;
 let e1: RunningProcess & { port: number };
+let allocator: RunningProcess;
 const alarms: Array<Record<string, unknown>> = [];
 const hook = createServer((req, res) => {
   let body = '';
@@ -26,7 +27,7 @@ beforeAll(async () => {
   const port = (hook.address() as { port: number }).port;
   c = await startCluster('exec-features', zkConnect, { alarm: { webhook: `http://127.0.0.1:${port}/hook`, silenceSeconds: 600 } });
   e1 = await c.startExecutor('e1');
-  await c.startAllocator();
+  allocator = await c.startAllocator();
   await c.waitMembers(1);
 });
 afterAll(async () => {
@@ -174,20 +175,41 @@ describe('schedules', () => {
     await c.cli('disable', 'paused');
   });
 
+  /** Waits until the clock is between `from` and `to` ms past a 10-second boundary; returns that boundary. */
+  async function atPhase(from: number, to: number): Promise<number> {
+    await eventually(() => { const m = Date.now() % 10_000; expect(m < from || m >= to).toBe(true); }, { timeoutMs: 11_000, intervalMs: 20 });
+    await eventually(() => { const m = Date.now() % 10_000; expect(m >= from && m < to).toBe(true); }, { timeoutMs: 11_000, intervalMs: 20 });
+    return Date.now() - (Date.now() % 10_000);
+  }
+
   it.each(['fire-once', 'skip'] as const)('misfire %s: a fire missed just before the shard arrived runs once (fire-once) or never (skip)', async (policy) => {
-    const ledger = join(c.dir, `misfire-${policy}.txt`);
-    // Wait until we are 2–3 s past a 10-second boundary, then enable the job.
-    await eventually(() => expect(Date.now() % 10_000).toBeGreaterThan(2000), { timeoutMs: 11_000, intervalMs: 20 });
-    await eventually(() => { const m = Date.now() % 10_000; expect(m > 2000 && m < 3000).toBe(true); }, { timeoutMs: 11_000, intervalMs: 20 });
-    const missed = Date.now() - (Date.now() % 10_000);
-    await job({ name: `misfire-${policy}`, type: 'shell', cron: '*/10 * * * * *', misfire: { policy, thresholdSeconds: 5 }, command: `echo "$ORRERY_FIRE_TIME" >> ${ledger}` });
+    const name = `misfire-${policy}`;
+    const ledger = join(c.dir, `${name}.txt`);
+    // No allocator: the job, enabled 2–3 s before a 10-second boundary, stays unassigned past it.
+    await allocator.stop();
+    const before = await atPhase(7000, 8000);
+    await c.apply({ name, enabled: true, type: 'shell', cron: '*/10 * * * * *', misfire: { policy, thresholdSeconds: 6 }, command: `echo "$ORRERY_FIRE_TIME $ORRERY_TRIGGER" >> ${ledger}` });
+    const missed = before + 10_000;
+    await eventually(() => expect(Date.now()).toBeGreaterThan(missed + 500), { timeoutMs: 4000, intervalMs: 20 });
+    allocator = await c.startAllocator();
+    await c.waitApplied(name);
     if (policy === 'fire-once') {
-      await eventually(() => expect(c.ledger(ledger)).toEqual([String(missed)]), { timeoutMs: 5000 });
+      await eventually(() => expect(c.ledger(ledger)).toEqual([`${missed} misfire`]), { timeoutMs: 6000 });
     } else {
       await eventually(() => expect(c.ledger(ledger).length).toBeGreaterThanOrEqual(1), { timeoutMs: 12_000 });
-      expect(c.ledger(ledger)[0]).toBe(String(missed + 10_000));
+      expect(c.ledger(ledger)[0]).toBe(`${missed + 10_000} cron`);
     }
-    await c.cli('disable', `misfire-${policy}`);
+    await c.cli('disable', name);
+  });
+
+  it('a job enabled just after a fire time does not run that fire: its first run is the next one', async () => {
+    const ledger = join(c.dir, 'enabled-late.txt');
+    const boundary = await atPhase(2000, 3000);
+    // fire-once with a threshold that covers the boundary: before the job was enabled is not "missed".
+    await job({ name: 'enabled-late', type: 'shell', cron: '*/10 * * * * *', misfire: { policy: 'fire-once', thresholdSeconds: 60 }, command: `echo "$ORRERY_FIRE_TIME $ORRERY_TRIGGER" >> ${ledger}` });
+    await eventually(() => expect(c.ledger(ledger).length).toBeGreaterThanOrEqual(1), { timeoutMs: 12_000 });
+    expect(c.ledger(ledger)[0]).toBe(`${boundary + 10_000} cron`);
+    await c.cli('disable', 'enabled-late');
   });
 });
 
