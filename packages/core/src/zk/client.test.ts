@@ -149,13 +149,15 @@ describe('zk client across a ZooKeeper restart', () => {
   it('is SUSPENDED while the server is down and RECONNECTED to the same session after', async () => {
     const server = await startZooKeeper();
     track({ close: () => server.stop() });
-    const zk = await connect(server.connectString, uniqueRoot('restart'), 8000);
+    // A session timeout well beyond a JVM restart on a loaded machine: past it, the client rightly
+    // declares the session LOST instead (tested above).
+    const zk = await connect(server.connectString, uniqueRoot('restart'), 30_000);
     await zk.create('/eph', null, 'ephemeral');
     const sessionId = zk.sessionId;
     const suspended = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'SUSPENDED' });
     await server.kill('SIGKILL');
     await suspended;
-    const reconnected = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'RECONNECTED', timeoutMs: 20_000 });
+    const reconnected = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'RECONNECTED', timeoutMs: 40_000 });
     await server.restart();
     const event = await reconnected;
     expect(event.newSession).toBe(false);
