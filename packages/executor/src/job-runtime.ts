@@ -379,8 +379,14 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     try {
       await execute(c, item, fireTime, trigger, attempt, param, run, startAt);
     } catch (error) {
-      logger.error({ err: toError(error), item, fireTime }, 'run failed to execute');
-      emitter.emit('error', toError(error));
+      if ((error as OrreryError).retryable) {
+        // ZooKeeper kept failing (its link lost again and again): this fire did not run here.
+        metrics.fires.inc({ outcome: 'not-connected' });
+        emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
+      } else {
+        logger.error({ err: toError(error), item, fireTime }, 'run failed to execute');
+        emitter.emit('error', toError(error));
+      }
     } finally {
       active.delete(item);
       release();
@@ -407,21 +413,22 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       failover: trigger === 'failover',
     };
     let claim;
-    try {
-      claim = await claimShard(zk, path, { ...request, ...(knownState ? { known: knownState } : {}) });
-    } catch (error) {
-      // ZooKeeper unreachable for a moment (a server or the quorum leader gone): once connected
-      // again in the same session, claim once more if the misfire policy still allows this fire
-      // (a claim whose answer was lost is recognised as ours).
-      if (!(error as OrreryError).retryable) throw error;
-      const session = zk.sessionId;
-      const startable = await waitUntilStartable(c, fireTime, trigger === 'failover' ? 'cron' : trigger);
-      if (!startable || zk.sessionId !== session) {
-        metrics.fires.inc({ outcome: 'not-connected' });
-        emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
-        return;
+    for (let tries = 1; claim === undefined; tries += 1) {
+      try {
+        claim = await claimShard(zk, path, tries === 1 && knownState ? { ...request, known: knownState } : request);
+      } catch (error) {
+        // ZooKeeper unreachable for a moment (a server or the quorum leader gone): once connected
+        // again in the same session, claim once more if the misfire policy still allows this fire
+        // (a claim whose answer was lost is recognised as ours).
+        if (!(error as OrreryError).retryable || tries === 3) throw error;
+        const session = zk.sessionId;
+        const startable = await waitUntilStartable(c, fireTime, trigger === 'failover' ? 'cron' : trigger);
+        if (!startable || zk.sessionId !== session) {
+          metrics.fires.inc({ outcome: 'not-connected' });
+          emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
+          return;
+        }
       }
-      claim = await claimShard(zk, path, request);
     }
     if (trigger === 'cron') ctx.claimLead.observe(fireTime, Date.now() - startedAt);
     if (claim.claimed && startAt !== undefined && Date.now() < startAt) {
