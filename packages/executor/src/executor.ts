@@ -280,7 +280,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       mkdirSync(tmpDir, { recursive: true });
       modules = await loadJobModules(options.jobsDir);
       // What a crashed previous life of this executor left running dies before it registers.
-      const reaped = orphans.reap();
+      const reaped = await orphans.reap();
       if (reaped.length > 0) logger.warn({ groups: reaped }, 'killed job process groups left by a previous run of this executor');
       nodePool = createNodePool({
         min: modules.size > 0 ? (options.nodeWorkers?.min ?? 1) : 0,

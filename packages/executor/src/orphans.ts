@@ -10,33 +10,37 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The start time of a process in clock ticks since boot (/proc/<pid>/stat field 22), if it exists. */
-export function processStartTicks(pid: number): number | undefined {
+/** /proc/<pid>/stat from field 3 (state) on, if the process exists. */
+function statFields(pid: number | string): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[19]);
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
 }
 
+/** The start time of a process in clock ticks since boot (/proc/<pid>/stat field 22), if it exists. */
+export function processStartTicks(pid: number): number | undefined {
+  const fields = statFields(pid);
+  return fields ? Number(fields[19]) : undefined;
+}
+
+/** A zombie (or a process being torn down) runs nothing: it is dead, only not yet reaped. */
+const dead = (fields: string[]): boolean => fields[0] === 'Z' || fields[0] === 'X';
+
 /**
- * True when process group `pgid` still has a member that started at or after `sinceTicks`: its
- * leader, or — the leader gone — any process still in the group (a job's background child).
+ * True when process group `pgid` still has a live member that started at or after `sinceTicks`:
+ * its leader, or — the leader gone — any process still in the group (a job's background child).
  */
 export function groupAlive(pgid: number, sinceTicks: number): boolean {
-  if (processStartTicks(pgid) === sinceTicks) return true;
+  const leader = statFields(pgid);
+  if (leader && Number(leader[19]) === sinceTicks && !dead(leader)) return true;
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && Number(fields[19]) >= sinceTicks) return true;
-    } catch {
-      // gone meanwhile
-    }
+    const fields = statFields(name);
+    if (fields && Number(fields[2]) === pgid && Number(fields[19]) >= sinceTicks && !dead(fields)) return true;
   }
   return false;
 }
@@ -51,8 +55,11 @@ interface GroupRecord {
 export interface OrphanRecords {
   /** Records a group while it runs; the returned function removes the record. */
   record(pgid: number, job: string, runId: string): () => void;
-  /** Kills the live groups of every record left from an earlier life; resolves what it killed. */
-  reap(): Array<{ pgid: number; job: string; runId: string }>;
+  /**
+   * Kills the live groups of every record left from an earlier life, and waits (up to `waitMs`)
+   * until none of them has a live member; resolves what it killed.
+   */
+  reap(waitMs?: number): Promise<Array<{ pgid: number; job: string; runId: string }>>;
 }
 
 export function createOrphanRecords(dataDir: string): OrphanRecords {
@@ -67,22 +74,25 @@ export function createOrphanRecords(dataDir: string): OrphanRecords {
       writeFileSync(path, JSON.stringify(record));
       return () => rmSync(path, { force: true });
     },
-    reap() {
-      const killed: Array<{ pgid: number; job: string; runId: string }> = [];
+    async reap(waitMs = 5000) {
+      const killed: Array<{ pgid: number; job: string; runId: string; startTicks: number }> = [];
       for (const name of readdirSync(dir)) {
         const path = join(dir, name);
         try {
           const r = JSON.parse(readFileSync(path, 'utf8')) as GroupRecord;
           if (groupAlive(r.pgid, r.startTicks)) {
             process.kill(-r.pgid, 'SIGKILL');
-            killed.push({ pgid: r.pgid, job: r.job, runId: r.runId });
+            killed.push({ pgid: r.pgid, job: r.job, runId: r.runId, startTicks: r.startTicks });
           }
         } catch {
           // unreadable record, or the group went meanwhile
         }
         rmSync(path, { force: true });
       }
-      return killed;
+      // SIGKILL is delivered asynchronously: dead means no live member left, not "signal sent".
+      const deadline = Date.now() + waitMs;
+      while (killed.some((k) => groupAlive(k.pgid, k.startTicks)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      return killed.map(({ pgid, job, runId }) => ({ pgid, job, runId }));
     },
   };
 }

@@ -1,5 +1,6 @@
 // Shared pieces of the chaos suite: a ledger shell job, reading who runs what from the ledger, a
 // webhook receiver, and the checker's verdict printed per scenario.
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
@@ -80,4 +81,20 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     bodies,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** Pids of the live (not zombie) processes in process group `pgid`, read from /proc. */
+export function liveGroupMembers(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(group) === pgid && state !== 'Z' && state !== 'X') pids.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
 }
