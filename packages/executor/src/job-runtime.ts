@@ -92,6 +92,8 @@ interface ActiveRun {
   finished: Promise<void>;
   /** Handed to a Node worker ahead of its fire time and not started yet: can be withdrawn. */
   pending?: boolean;
+  /** Stopped by the self-fence (ZooKeeper did not answer in time). */
+  fenced?: boolean;
 }
 
 type Trigger = RunRecord['trigger'];
@@ -356,8 +358,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const mine = active.get(item);
     if (mine) {
       if (trigger === 'failover') {
-        // A failover re-run waits for what still runs here (a fenced run being killed, say).
-        if (mine.fireTime !== fireTime) enqueue(item, { fireTime, trigger, attempt });
+        // A failover re-run waits for what still runs here (a fenced run being killed, say — the
+        // very run it replaces, perhaps); its claim succeeds only from the failover mark.
+        enqueue(item, { fireTime, trigger, attempt });
         return;
       }
       if (c.overlap === 'skip') {
@@ -476,9 +479,13 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
    * executor to be able to start runs again. Resolves whether it may run now.
    */
   async function waitUntilStartable(c: JobConfig, fireTime: number, trigger: Trigger): Promise<boolean> {
-    if (trigger !== 'cron' && trigger !== 'misfire') return false;
-    // As late as the misfire policy lets a fire run (a fire under 1 s late is on time for either).
-    const deadline = fireTime + (c.misfire.policy === 'fire-once' ? Math.max(c.misfire.thresholdSeconds * 1000, ON_TIME_TOLERANCE_MS) : ON_TIME_TOLERANCE_MS);
+    if (trigger !== 'cron' && trigger !== 'misfire' && trigger !== 'failover') return false;
+    // As late as the misfire policy lets a fire run (a fire under 1 s late is on time for either);
+    // a failover re-run is late by nature, and waits up to a minute (its mark stays meanwhile, and
+    // the item's next fire tries again).
+    const deadline = trigger === 'failover'
+      ? Date.now() + 60_000
+      : fireTime + (c.misfire.policy === 'fire-once' ? Math.max(c.misfire.thresholdSeconds * 1000, ON_TIME_TOLERANCE_MS) : ON_TIME_TOLERANCE_MS);
     while (!closed && !stopped && Date.now() < deadline) {
       if (ctx.canStart()) return true;
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -587,8 +594,12 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       stdoutTail: result.stdoutTail,
       stderrTail: result.stderrTail,
     };
-    const recorded = await complete(item, claim, outcome);
-    if (!recorded) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over or its session is gone: outcome not recorded');
+    // A run the self-fence stopped whose claim still stands once ZooKeeper answers (the session
+    // survived: the link was slow, not gone) did not fail, it was interrupted: with failover, its
+    // fire is re-run as if it had crashed — a failover mark from its own claim.
+    const handedOver = run.fenced === true && outcome.status === 'aborted' && c.failover && !c.localMode && !closed && config?.enabled === true && (await markFencedRun(item, claim));
+    const recorded = !handedOver && (await complete(item, claim, outcome));
+    if (!recorded && !handedOver) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over or its session is gone: outcome not recorded');
     await ctx.history.save({ ...outcome, job, item, trigger, recorded }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
     metrics.runs.inc({ outcome: outcome.status });
     metrics.duration.observe(outcome.durationMs / 1000, { outcome: outcome.status });
@@ -637,6 +648,41 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       }
     }
     return false;
+  }
+
+  /**
+   * Marks a run stopped by the self-fence for a failover re-run, from its own claim (one
+   * compare-and-set, tried again once connected). False when the claim no longer stands (the job
+   * leader marked it first: the session did expire) — then nothing is recorded either way.
+   */
+  async function markFencedRun(item: number, claim: Claim): Promise<boolean> {
+    for (let attempt = 0; attempt < 5 && !closed; attempt += 1) {
+      try {
+        if (!(await markFailover(zk, claim.path, { state: claim.state, version: claim.version }))) return false;
+        known.delete(item);
+        logger.warn({ item, fireTime: claim.state.fireTime, runId: claim.state.runId }, 'a run stopped by the self-fence is marked for a failover re-run (its session survived)');
+        await announceFailover(item, claim.state).catch((error) => logger.warn({ err: toError(error), item }, 'could not announce a failover mark (the item\'s next fire takes it up)'));
+        return true;
+      } catch (error) {
+        if (!(error as OrreryError).retryable) {
+          logger.warn({ err: toError(error), item, runId: claim.state.runId }, 'could not mark a fenced run for failover');
+          return false;
+        }
+        while (!closed && zk.phase !== 'connected' && zk.phase !== 'closed') await zk.whenConnected(60_000).catch(() => undefined);
+      }
+    }
+    return false;
+  }
+
+  /** Tells everyone of a failover mark: the event, the `failover` webhook, and a command for the item's owner. */
+  async function announceFailover(item: number, state: { executor: string; fireTime: number; runId: string }): Promise<void> {
+    emitter.emit('failover:marked', { job, item, fireTime: state.fireTime, executor: state.executor, runId: state.runId });
+    ctx.eventAlarm?.('failover', job, { item, fireTime: new Date(state.fireTime).toISOString(), crashedExecutor: state.executor, crashedRunId: state.runId });
+    try {
+      await zk.create(`${paths.jobCommands(namespace, job)}/failover-${item}-${state.fireTime}`, encodeJson({ kind: 'failover', items: [item], fireTime: state.fireTime, requestedAt: Date.now() }));
+    } catch (error) {
+      if ((error as OrreryError).code !== 'node-exists') throw error;
+    }
   }
 
   /** Re-runs this item's crashed fire if the shard holds a failover mark (a new attempt). */
@@ -801,13 +847,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         if (!(await markFailover(zk, path, { state, version: shard.version }))) continue;
         const item = Number(name);
         logger.warn({ item, executor: state.executor, fireTime: state.fireTime, runId: state.runId }, 'marked the run of a dead session for failover');
-        emitter.emit('failover:marked', { job, item, fireTime: state.fireTime, executor: state.executor, runId: state.runId });
-        ctx.eventAlarm?.('failover', job, { item, fireTime: new Date(state.fireTime).toISOString(), crashedExecutor: state.executor, crashedRunId: state.runId });
-        try {
-          await zk.create(`${paths.jobCommands(namespace, job)}/failover-${item}-${state.fireTime}`, encodeJson({ kind: 'failover', items: [item], fireTime: state.fireTime, requestedAt: Date.now() }));
-        } catch (error) {
-          if ((error as OrreryError).code !== 'node-exists') throw error;
-        }
+        await announceFailover(item, state);
         continue;
       }
       const released = { state: 'idle' as const, ...(state.last ? { last: state.last } : {}) };
@@ -855,7 +895,11 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     },
     fence(graceMs) {
       queued.clear();
-      for (const run of active.values()) run.handle?.stop('fence', graceMs);
+      for (const run of active.values()) {
+        if (!run.handle) continue;
+        run.fenced = true;
+        run.handle.stop('fence', graceMs);
+      }
       return active.size;
     },
     stopFiring() {

@@ -113,6 +113,43 @@ describe('chaos', () => {
     assertLedger(ledger, [], [], 'black hole past the session timeout');
   });
 
+  it('a slow ZooKeeper link trips the self-fence but the session survives: the stopped run is re-run there as a failover, nothing overlaps', async () => {
+    const c = (cluster = await startCluster('chaos-slow-link', zkConnect));
+    const ledger = join(c.dir, 'ledger.txt');
+    const [host, port] = zkConnect.split(':');
+    proxy = await createTcpProxy({ targetHost: host, targetPort: Number(port) });
+    const slow = await c.startExecutor('slow', ['--zk', proxy.connectString]);
+    await c.startExecutor('ok');
+    await c.startAllocator();
+    await c.waitMembers(2);
+    await c.apply(ledgerJob('long', ledger, { cron: '*/10 * * * * *', shardingTotalCount: 2, seconds: 8 }));
+    await c.waitApplied('long');
+    const session = (await c.zk.exists(paths.executorPresence(NS, 'slow')))!.ephemeralOwner;
+    const run = await waitRunning(ledger, 'slow', 25_000);
+    // 1.2 s each way: every answer comes 2.4 s after its question — past the fence's 2.1 s, within
+    // the 3 s session timeout (the server hears the client all along).
+    proxy.setDelay(1200);
+    await slow.waitForLine(/self-fencing: stopping every run/, 10_000);
+    await eventually(() => expect(readLedger(ledger).runs.find((r) => r.runId === run.runId)!.lastSeen).toBeLessThan(Date.now() - 1000), { timeoutMs: 5000, intervalMs: 50 });
+    proxy.setDelay(0);
+    const rerun = await (async () => {
+      let found: ReturnType<typeof readLedger>['runs'][number] | undefined;
+      await eventually(() => {
+        found = readLedger(ledger).runs.find((r) => r.trigger === 'failover' && r.item === run.item && r.fireTime === run.fireTime);
+        expect(found).toBeDefined();
+      }, { timeoutMs: 15_000, intervalMs: 20 });
+      return found!;
+    })();
+    // The same executor, in the same session: nothing moved, the fire was only interrupted.
+    expect(rerun.executor).toBe('slow');
+    expect((await c.zk.exists(paths.executorPresence(NS, 'slow')))!.ephemeralOwner).toBe(session);
+    expect(rerun.start).toBeGreaterThan(readLedger(ledger).runs.find((r) => r.runId === run.runId)!.lastSeen);
+    await waitUntil(rerun.start + 9000);
+    await c.close();
+    cluster = undefined;
+    assertLedger(ledger, [], [], 'slow link: fenced, session survived');
+  });
+
   it('SIGSTOP of an executor past its session timeout, then SIGCONT: its run is killed, records nothing, and the fire is re-run elsewhere', async () => {
     const c = (cluster = await startCluster('chaos-sigstop', zkConnect));
     const ledger = join(c.dir, 'ledger.txt');
