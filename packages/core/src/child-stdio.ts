@@ -16,7 +16,29 @@ import type { StdioOptions } from 'node:child_process';
 
 let devNull: number | undefined;
 
-/** Socket descriptors of this process, now (a scan costs tens of microseconds). */
+/**
+ * The scan costs a readlink per open descriptor: with a few hundred open (a burst of runs, each
+ * with its pipes), 100 spawns at once took three times as long as without it. So one scan serves
+ * every spawn of the same event-loop turn (a burst of fires starts in one turn), and is forgotten
+ * at the next turn and whenever the ZooKeeper client changes state or opens a new handle
+ * ({@link forgetSocketScan}) — the moments a new ZooKeeper socket appears.
+ */
+let scan: number[] | undefined;
+
+/** Drops the cached scan: the next spawn scans again. */
+export function forgetSocketScan(): void {
+  scan = undefined;
+}
+
+function socketFdsThisTurn(): number[] {
+  if (scan === undefined) {
+    scan = socketFds();
+    setImmediate(forgetSocketScan).unref();
+  }
+  return scan;
+}
+
+/** Socket descriptors of this process, now. */
 function socketFds(): number[] {
   const fds: number[] = [];
   try {
@@ -38,7 +60,7 @@ function socketFds(): number[] {
 /** `stdio` for `spawn`, with every socket of this process above it replaced by /dev/null in the child. */
 export function stdioWithoutSockets(stdio: readonly StdioOptions[number][]): StdioOptions {
   const out: Array<StdioOptions[number]> = [...stdio];
-  const sockets = socketFds().filter((fd) => fd >= stdio.length);
+  const sockets = socketFdsThisTurn().filter((fd) => fd >= stdio.length);
   if (sockets.length === 0) return out as StdioOptions;
   devNull ??= openSync('/dev/null', 'r+');
   for (const fd of sockets) {

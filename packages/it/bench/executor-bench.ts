@@ -151,22 +151,34 @@ async function idle(server: ZooKeeperServer, count: number, seconds: number): Pr
 
 export interface TxRow { runs: number; transactions: number; perRun: number }
 
-/** ZooKeeper transactions per shard run: the server's Zxid delta over a steady window ÷ the runs in it. */
+/**
+ * ZooKeeper transactions per shard run: the server's Zxid delta over a window of whole fires ÷ the
+ * runs of those fires. Each end of the window is a quiet point: every run of the fire just past has
+ * recorded its outcome (its completion is in), and the next fire's claims cannot have started (they
+ * go out at most 40 % of the period ahead, so not before 600 ms into the second).
+ */
 async function transactionsPerRun(server: ZooKeeperServer, seconds: number): Promise<TxRow> {
-  const jobs = Array.from({ length: 20 }, (_, i) => ({ name: `tx-${i}`, type: 'shell', command: 'exit 0', cron: '* * * * * *', shardingTotalCount: 5 }));
+  const shards = 100;
+  const jobs = Array.from({ length: 20 }, (_, i) => ({ name: `tx-${i}`, type: 'shell', command: 'exit 0', cron: '* * * * * *', shardingTotalCount: shards / 20 }));
   const s = await setup(server, jobs, 'tx');
-  // Start the window between two fires, when no run is in flight.
-  await eventually(() => { const m = Date.now() % 1000; if (m < 500 || m > 700) throw new Error('wait'); }, { timeoutMs: 2000, intervalMs: 5 });
+  const data = join(s.dir, 'data');
+  const quietPoint = async (): Promise<{ zxid: number; fire: number }> => {
+    for (let tries = 0; ; tries += 1) {
+      if (tries === 30) throw new Error('no quiet point in 30 s: runs of a fire did not all record their outcome');
+      await eventually(() => { const m = Date.now() % 1000; if (m < 300 || m > 500) throw new Error('wait'); }, { timeoutMs: 2000, intervalMs: 5 });
+      const fire = Date.now() - (Date.now() % 1000);
+      if (readRecords(data).filter((r) => r.fireTime === fire).length < shards) continue;
+      const zxid = await server.zxid();
+      if (Date.now() % 1000 < 580 && Date.now() - fire < 1000) return { zxid, fire };
+    }
+  };
   await new Promise((r) => setTimeout(r, 2000));
-  await eventually(() => { const m = Date.now() % 1000; if (m < 500 || m > 700) throw new Error('wait'); }, { timeoutMs: 2000, intervalMs: 5 });
-  const z0 = await server.zxid();
-  const from = Date.now();
+  const a = await quietPoint();
   await new Promise((r) => setTimeout(r, seconds * 1000));
-  const z1 = await server.zxid();
-  const to = Date.now();
-  const records = readRecords(join(s.dir, 'data')).filter((r) => r.fireTime > from && r.fireTime < to);
+  const b = await quietPoint();
+  const records = readRecords(data).filter((r) => r.fireTime > a.fire && r.fireTime <= b.fire);
   await s.close();
-  return { runs: records.length, transactions: z1 - z0, perRun: (z1 - z0) / records.length };
+  return { runs: records.length, transactions: b.zxid - a.zxid, perRun: (b.zxid - a.zxid) / records.length };
 }
 
 export async function runExecutorBench(seconds = 60): Promise<{ rows: LatenessRow[]; floor: Distribution; idle: IdleRow; tx: TxRow }> {
@@ -179,7 +191,7 @@ export async function runExecutorBench(seconds = 60): Promise<{ rows: LatenessRo
       await lateness(server, '100 shell jobs', 100, 'shell', seconds),
     ];
     const idleRow = await idle(server, 1000, 20);
-    const tx = await transactionsPerRun(server, 5);
+    const tx = await transactionsPerRun(server, 10);
     return { rows, floor, idle: idleRow, tx };
   } finally {
     await server.stop();

@@ -25,6 +25,7 @@
 import { createRequire } from 'node:module';
 import { OrreryError, toError } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
+import { forgetSocketScan } from '../child-stdio.js';
 import { zkError } from './zk-errors.js';
 
 const require = createRequire(import.meta.url);
@@ -235,11 +236,13 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
   }
 
   function setState(state: ConnectionState, newSession: boolean): void {
+    forgetSocketScan();
     emitter.emit('state', { state, sessionId: sessionId ?? '', newSession });
   }
 
   function openHandle(session?: { clientId: string; password: string }): void {
     const { ZooKeeper } = native();
+    forgetSocketScan();
     const h = new ZooKeeper();
     handle = h;
     let connectedOnce = false;
