@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createZkClient, encodeJson, parseJobConfig, paths, type ZkClient } from '@orrery/core';
+import { createZkClient, encodeJson, parseJobConfig, paths, readShard, type ZkClient } from '@orrery/core';
 import { eventually, startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@orrery/core/testing';
 import { createNamespace } from '@orrery/console';
 import { startProcess, type RunningProcess } from '../src/processes.js';
@@ -153,24 +153,26 @@ export interface TxRow { runs: number; transactions: number; perRun: number }
 
 /**
  * ZooKeeper transactions per shard run: the server's Zxid delta over a window of whole fires ÷ the
- * runs of those fires. Each end of the window is a quiet point: every run of the fire just past has
- * recorded its outcome (its completion is in), and the next fire's claims cannot have started (they
- * go out at most 40 % of the period ahead, so not before 600 ms into the second).
+ * runs of those fires. Each end of the window is a quiet point, checked rather than guessed: every
+ * run of the fire just past has recorded its outcome before the Zxid is read, and afterwards every
+ * shard is still idle with that fire as its last (the next fire's claims had not started).
  */
-async function transactionsPerRun(server: ZooKeeperServer, seconds: number): Promise<TxRow> {
-  const shards = 100;
-  const jobs = Array.from({ length: 20 }, (_, i) => ({ name: `tx-${i}`, type: 'shell', command: 'exit 0', cron: '* * * * * *', shardingTotalCount: shards / 20 }));
+export async function transactionsPerRun(server: ZooKeeperServer, seconds: number): Promise<TxRow> {
+  const perJob = 5;
+  const jobs = Array.from({ length: 20 }, (_, i) => ({ name: `tx-${i}`, type: 'shell', command: 'exit 0', cron: '* * * * * *', shardingTotalCount: perJob }));
+  const shards = jobs.length * perJob;
   const s = await setup(server, jobs, 'tx');
   const data = join(s.dir, 'data');
   const quietPoint = async (): Promise<{ zxid: number; fire: number }> => {
-    for (let tries = 0; ; tries += 1) {
-      if (tries === 30) throw new Error('no quiet point in 30 s: runs of a fire did not all record their outcome');
-      await eventually(() => { const m = Date.now() % 1000; if (m < 300 || m > 500) throw new Error('wait'); }, { timeoutMs: 2000, intervalMs: 5 });
+    for (let tries = 0; tries < 30; tries += 1) {
       const fire = Date.now() - (Date.now() % 1000);
-      if (readRecords(data).filter((r) => r.fireTime === fire).length < shards) continue;
+      while (readRecords(data).filter((r) => r.fireTime === fire).length < shards && Date.now() < fire + 950) await new Promise((r) => setTimeout(r, 10));
       const zxid = await server.zxid();
-      if (Date.now() % 1000 < 580 && Date.now() - fire < 1000) return { zxid, fire };
+      const states = await Promise.all(jobs.flatMap((j) => Array.from({ length: perJob }, (_, i) => readShard(s.zk, paths.jobShard(NS, String(j.name), i)))));
+      if (states.every((st) => st?.state.state === 'idle' && st.state.last?.fireTime === fire)) return { zxid, fire };
+      await new Promise((r) => setTimeout(r, fire + 1000 - Date.now()));
     }
+    throw new Error('no quiet point in 30 s: the runs of a fire had not all completed before the next fire\'s claims');
   };
   await new Promise((r) => setTimeout(r, 2000));
   const a = await quietPoint();
