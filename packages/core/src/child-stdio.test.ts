@@ -43,10 +43,7 @@ describe('stdioWithoutSockets', () => {
   it('covers a socket opened after an earlier spawn (the cached scan does not outlive its turn)', async () => {
     await connected('stdio-a');
     const first = stdioWithoutSockets(['ignore', 'pipe', 'pipe']);
-    const zk = createZkClient({ connect: zkConnect, root: uniqueRoot('stdio-b') });
-    clients.push(zk);
-    await zk.start();
-    await zk.mkdirp('/x');
+    await connected('stdio-b');
     const again = stdioWithoutSockets(['ignore', 'pipe', 'pipe']);
     expect((again as unknown[]).length).toBeGreaterThanOrEqual((first as unknown[]).length);
     expect(await childSockets(again)).toEqual([]);

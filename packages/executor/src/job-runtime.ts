@@ -617,6 +617,11 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     if (outcome.status === 'succeeded' && c.downstream.length > 0 && !c.localMode) void maybeTriggerDownstream(c, fireTime);
   }
 
+  /** Resolves once the client is connected again (or this runtime or the client is closed). */
+  async function untilConnected(): Promise<void> {
+    while (!closed && zk.phase !== 'connected' && zk.phase !== 'closed') await zk.whenConnected(60_000).catch(() => undefined);
+  }
+
   /**
    * Records a run's outcome: one compare-and-set from the claim's version, which fails if anyone
    * wrote the shard since (the job leader's failover mark of a claim whose session died, say): a
@@ -637,7 +642,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
           return false;
         }
         try {
-          while (!closed && zk.phase !== 'connected' && zk.phase !== 'closed') await zk.whenConnected(60_000).catch(() => undefined);
+          await untilConnected();
           const now = await readShard(zk, claim.path);
           // Our write went through before the link dropped.
           if (now?.state.state === 'idle' && now.state.last?.runId === outcome.runId) return true;
@@ -668,7 +673,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
           logger.warn({ err: toError(error), item, runId: claim.state.runId }, 'could not mark a fenced run for failover');
           return false;
         }
-        while (!closed && zk.phase !== 'connected' && zk.phase !== 'closed') await zk.whenConnected(60_000).catch(() => undefined);
+        await untilConnected();
       }
     }
     return false;
