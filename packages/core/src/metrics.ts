@@ -80,7 +80,7 @@ export function createMetrics(): Metrics {
       };
     },
     render() {
-      const lines: string[] = [];
+      const lines: string[] = processLines();
       for (const m of metrics.values()) {
         lines.push(`# HELP ${m.name} ${m.help}`, `# TYPE ${m.name} ${m.type}`);
         for (const s of m.series.values()) {
@@ -92,6 +92,23 @@ export function createMetrics(): Metrics {
       return lines.join('\n') + '\n';
     },
   };
+}
+
+/**
+ * The process's own figures, as Prometheus client libraries name them: resident memory, CPU time,
+ * and the V8 heap (so an operator can tell a growing heap from native memory).
+ */
+function processLines(): string[] {
+  const mem = process.memoryUsage();
+  const cpu = process.cpuUsage();
+  const sample = (name: string, help: string, type: 'counter' | 'gauge', value: number): string[] => [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`];
+  return [
+    ...sample('process_resident_memory_bytes', 'Resident memory size in bytes.', 'gauge', mem.rss),
+    ...sample('process_cpu_seconds_total', 'User and system CPU time spent in seconds.', 'counter', (cpu.user + cpu.system) / 1e6),
+    ...sample('nodejs_heap_size_total_bytes', 'V8 heap size in bytes.', 'gauge', mem.heapTotal),
+    ...sample('nodejs_heap_size_used_bytes', 'V8 heap used in bytes.', 'gauge', mem.heapUsed),
+    ...sample('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript objects, in bytes.', 'gauge', mem.external),
+  ];
 }
 
 /** Reads one sample's value out of Prometheus text (tests and benchmarks use it). */
