@@ -1,57 +1,46 @@
 /**
- * Loads Node job modules from `--jobs DIR`: every `.ts`, `.mts`, `.js` or `.mjs` file (not `.d.ts`
- * nor tests) whose default export has a `name` and a `run` function (what `defineJob` makes).
- * The names become the `handlers` the executor announces. Modules are imported once here to learn
- * their names; runs import them again in the worker processes.
+ * Learns the Node job modules of `--jobs DIR`: every `.ts`, `.mts`, `.js` or `.mjs` file (not
+ * `.d.ts` nor tests) whose default export has a `name` and a `run` function (what `defineJob`
+ * makes). The names become the `handlers` the executor announces.
+ *
+ * The modules are imported in a child process (job-discovery.ts), never in the executor: a module's
+ * top-level code is job code, and the executor needs no TypeScript loader of its own. Runs import
+ * them again in the worker processes.
  */
-import { readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { OrreryError, toError } from '@orrery/core';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { OrreryError, stdioWithoutSockets } from '@orrery/core';
+import type { Discovery } from './job-discovery.js';
+import { siblingModule } from './sibling-module.js';
 
 /** Handler name → module path. */
 export type JobModules = ReadonlyMap<string, string>;
 
-const MODULE = /\.(ts|mts|js|mjs)$/;
-const SKIP = /(\.d\.ts|\.test\.[mc]?[jt]s)$/;
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const DISCOVERY = fileURLToPath(siblingModule(import.meta.url, 'job-discovery'));
 
-export async function loadJobModules(dir: string | undefined): Promise<JobModules> {
-  const out = new Map<string, string>();
-  if (!dir) return out;
-  const root = resolve(dir);
-  let files: string[];
-  try {
-    files = readdirSync(root).filter((f) => MODULE.test(f) && !SKIP.test(f)).sort();
-  } catch (error) {
-    throw new OrreryError('validation', `--jobs ${dir}: cannot read the folder (${toError(error).message})`);
+/** Imports the modules of `dir` in a child process; fails naming every bad file. */
+export async function loadJobModules(dir: string | undefined, timeoutMs = 60_000): Promise<JobModules> {
+  if (!dir) return new Map();
+  const child = spawn(process.execPath, ['--import', 'tsx', DISCOVERY, dir], {
+    stdio: stdioWithoutSockets(['ignore', 'ignore', 'pipe', 'ipc']),
+    env: process.env,
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => { if (stderr.length < 8192) stderr += c.toString('utf8'); });
+  let result: Discovery | undefined;
+  child.on('message', (m: Discovery) => { result = m; });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((resolve) => {
+    child.once('error', () => resolve(null));
+    child.once('close', (c) => resolve(c));
+  });
+  clearTimeout(timer);
+  if (!result) {
+    const why = stderr.trim() || (code === null ? `no answer within ${timeoutMs / 1000} s` : `exit code ${code}`);
+    throw new OrreryError('validation', `--jobs ${dir}: ${why}`);
   }
-  const problems: string[] = [];
-  for (const file of files) {
-    const path = join(root, file);
-    if (!statSync(path).isFile()) continue;
-    let mod: { default?: { name?: unknown; run?: unknown } };
-    try {
-      mod = (await import(pathToFileURL(path).href)) as typeof mod;
-    } catch (error) {
-      problems.push(`${file}: cannot be imported: ${toError(error).message}`);
-      continue;
-    }
-    const job = mod.default;
-    if (!job || typeof job.run !== 'function' || typeof job.name !== 'string') {
-      problems.push(`${file}: its default export must be defineJob({ name, run })`);
-      continue;
-    }
-    if (!NAME.test(job.name)) {
-      problems.push(`${file}: name '${job.name}' must match ${NAME.source}`);
-      continue;
-    }
-    if (out.has(job.name)) {
-      problems.push(`${file}: name '${job.name}' is also defined by ${out.get(job.name)}`);
-      continue;
-    }
-    out.set(job.name, path);
+  if (result.problems.length > 0) {
+    throw new OrreryError('validation', `--jobs ${dir}: ${result.problems.join('; ')}`, { details: { problems: result.problems } });
   }
-  if (problems.length > 0) throw new OrreryError('validation', `--jobs ${dir}: ${problems.join('; ')}`, { details: { problems } });
-  return out;
+  return new Map(result.modules);
 }

@@ -29,8 +29,9 @@ import { createOutputTail, type OutputTail } from './output-tail.js';
 import { createLazyFile, type LazyFile } from './lazy-file.js';
 import type { ParentMessage, WorkerMessage } from './node-protocol.js';
 import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
+import { siblingModule } from './sibling-module.js';
 
-const WORKER = fileURLToPath(new URL('./node-worker.ts', import.meta.url));
+const WORKER = fileURLToPath(siblingModule(import.meta.url, 'node-worker'));
 
 /** What a Node run needs. */
 export interface NodeRunSpec extends RunIo {
