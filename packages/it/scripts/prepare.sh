@@ -13,3 +13,6 @@ fi
 
 # ZooKeeper from Debian's package (tests and benchmarks start their own servers from its jars).
 bash packages/it/scripts/ensure-zookeeper.sh
+
+# Bundle the bins (they run the bundle while it is fresh; packages/core/launch.mjs).
+node packages/it/scripts/build.mjs

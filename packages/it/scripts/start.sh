@@ -10,4 +10,5 @@ if [ ! -f node_modules/.package-lock.json ] || ! node -e "require('zookeeper')" 
   npm ci --no-audit --no-fund
 fi
 bash packages/it/scripts/ensure-zookeeper.sh
+node packages/it/scripts/build.mjs
 exec node --import tsx packages/it/scripts/start.ts "$@"

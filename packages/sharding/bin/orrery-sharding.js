@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// orrery-sharding: the sharding allocator (TypeScript sources run through tsx).
-import { register } from 'tsx/esm/api';
+// orrery-sharding: the sharding allocator (the bundled build when fresh, else the TypeScript sources).
+import { loadEntry } from '@orrery/core/launch';
 
-register();
-const { main } = await import('../src/main.ts');
+const { main } = await loadEntry(import.meta.url, { built: 'main.js', source: '../src/main.ts' });
 process.exit(await main(process.argv.slice(2)));
