@@ -26,7 +26,7 @@ if (!only || only === 'executor') {
   console.log('|---|---|---|---|---|---|---|');
   for (const row of r.rows) console.log(`| ${row.scenario} | ${ms(row.lateness.p50)} / ${ms(row.lateness.p99)} / ${ms(row.lateness.max)} | ${row.runs} | ${row.missed} | ${row.duplicates} | ${row.failed} | ${row.startupMissed} |`);
   console.log(`\nSpawn floor (this Node spawning 100 \`sh -c 'exit 0'\` at once, ms from the burst to each spawn, ${r.floor.count} spawns): p50 ${r.floor.p50.toFixed(1)}, p99 ${r.floor.p99.toFixed(1)}, max ${r.floor.max.toFixed(1)}.`);
-  console.log(`Idle executor with ${r.idle.jobs} jobs: RSS ${r.idle.rssMb.toFixed(0)} MB, CPU ${r.idle.cpuPercent.toFixed(1)} % over ${r.idle.seconds.toFixed(0)} s.`);
+  console.log(`Idle executor with ${r.idle.jobs} jobs, ${r.idle.seconds.toFixed(0)} s after they were applied: RSS ${r.idle.rssMb.toFixed(0)} MB (peak ${r.idle.peakRssMb.toFixed(0)} MB in that time), CPU ${r.idle.cpuPercent.toFixed(1)} %.`);
   console.log(`ZooKeeper transactions per shard run: ${r.tx.transactions} transactions for ${r.tx.runs} runs = ${r.tx.perRun.toFixed(2)} per run (Zxid delta from srvr).`);
   console.log('');
 }
