@@ -328,8 +328,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
       }));
       await watchSummary();
       await watchPresences();
-      history.prune();
-      pruneTimer = setInterval(() => history.prune(), 10 * 60_000);
+      const prune = (): void => {
+        history.prune().then(
+          (removed) => { if (removed > 0) logger.info({ removed }, 'run history pruned'); },
+          (error: unknown) => logger.warn({ err: toError(error) }, 'could not prune the run history'),
+        );
+      };
+      prune();
+      pruneTimer = setInterval(prune, 10 * 60_000);
       pruneTimer.unref();
       logger.info({ handlers: info.handlers, tags: info.tags, httpUrl: info.httpUrl }, 'executor registered');
       emitter.emit('executor:registered', { name, sessionId: zk.sessionId ?? '' });

@@ -37,8 +37,29 @@ describe('run history', () => {
       writeFileSync(h.logPaths('a', r.runId).stdout, 'x'.repeat(4000));
     }
     // Two are too old; then 3 × ~4.5 KB > 10 KB: the oldest recent one goes too.
-    expect(h.prune(now)).toBe(3);
+    expect(await h.prune(now)).toBe(3);
     expect(h.list('a').map((r) => r.runId)).toEqual([recent[2]!.runId, recent[1]!.runId]);
     expect(readdirSync(join(dir, 'runs', 'a')).filter((f) => f.startsWith(recent[0]!.runId))).toEqual([]);
+  });
+
+  it('prunes without holding the event loop: timers keep firing while thousands of runs are read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const now = Date.now();
+    const h = createHistory({ dataDir: dir, maxAgeMs: 60_000 });
+    const old = Array.from({ length: 3000 }, (_, i) => record(`j${i % 10}`, now - 120_000 - i));
+    for (let i = 0; i < old.length; i += 200) await Promise.all(old.slice(i, i + 200).map((r) => h.save(r)));
+    const kept = record('j0', now - 1000);
+    await h.save(kept);
+    let turns = 0;
+    let pruned = false;
+    const ticking = (async () => { while (!pruned) { await new Promise((r) => setImmediate(r)); turns += 1; } })();
+    const again = h.prune(now); // joins the prune under way
+    const removed = await h.prune(now);
+    pruned = true;
+    await ticking;
+    expect(removed).toBe(3000);
+    expect(await again).toBe(3000);
+    expect(turns).toBeGreaterThan(100);
+    expect(h.list('j0').map((r) => r.runId)).toEqual([kept.runId]);
   });
 });

@@ -5,7 +5,8 @@
  * Layout: `<dataDir>/runs/<job>/<runId>.json`, `<runId>.stdout.log`, `<runId>.stderr.log`.
  * Run ids start with the start time in base 36 (sortable).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFile } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFile } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ShardOutcome } from '@orrery/core';
 
@@ -37,8 +38,12 @@ export interface History {
   get(runId: string): { record: RunRecord; job: string } | undefined;
   /** The path of a run's log, if the run exists. */
   logPath(runId: string, stream: 'stdout' | 'stderr'): string | undefined;
-  /** Applies retention; resolves the number of runs removed. */
-  prune(now?: number): number;
+  /**
+   * Applies retention; resolves the number of runs removed. Asynchronous throughout (the file
+   * system's thread pool), so the event loop — fires, claims, the fence's probes — keeps turning
+   * however many runs are kept. A prune asked for while one is under way joins it.
+   */
+  prune(now?: number): Promise<number>;
 }
 
 const RUN_ID = /^[0-9a-z]+-[0-9a-z-]+$/;
@@ -57,6 +62,37 @@ export function createHistory(options: HistoryOptions): History {
       made.add(job);
     }
     return d;
+  };
+  let pruning: Promise<number> | undefined;
+  const pruneAll = async (now: number): Promise<number> => {
+    const runs: Array<{ job: string; runId: string; startedAt: number; bytes: number }> = [];
+    for (const job of await readdir(dir)) {
+      const files = await readdir(join(dir, job)).catch(() => [] as string[]);
+      const sizes = new Map<string, number>();
+      // A few stats at a time: enough to keep the thread pool busy, not so many that a run's own
+      // file writes wait behind thousands of them.
+      for (let i = 0; i < files.length; i += 16) {
+        await Promise.all(files.slice(i, i + 16).map(async (f) => {
+          const runId = f.replace(/\.(json|stdout\.log|stderr\.log)$/, '');
+          const size = await stat(join(dir, job, f)).then((st) => st.size, () => undefined); // gone meanwhile
+          if (size !== undefined) sizes.set(runId, (sizes.get(runId) ?? 0) + size);
+        }));
+      }
+      for (const [runId, bytes] of sizes) {
+        const startedAt = parseInt(runId.split('-')[0] ?? '', 36);
+        if (Number.isFinite(startedAt)) runs.push({ job, runId, startedAt, bytes });
+      }
+    }
+    runs.sort((a, b) => a.startedAt - b.startedAt);
+    let total = runs.reduce((sum, r) => sum + r.bytes, 0);
+    let removed = 0;
+    for (const r of runs) {
+      if (now - r.startedAt <= maxAgeMs && total <= maxBytes) break;
+      await Promise.all(['.json', '.stdout.log', '.stderr.log'].map((suffix) => rm(join(dir, r.job, `${r.runId}${suffix}`), { force: true })));
+      total -= r.bytes;
+      removed += 1;
+    }
+    return removed;
   };
   const findJob = (runId: string): string | undefined => {
     if (!RUN_ID.test(runId)) return undefined;
@@ -110,34 +146,8 @@ export function createHistory(options: HistoryOptions): History {
       return job ? join(dir, job, `${runId}.${stream}.log`) : undefined;
     },
     prune(now = Date.now()) {
-      const runs: Array<{ job: string; runId: string; startedAt: number; bytes: number }> = [];
-      for (const job of readdirSync(dir)) {
-        const files = readdirSync(join(dir, job));
-        const sizes = new Map<string, number>();
-        for (const f of files) {
-          const runId = f.replace(/\.(json|stdout\.log|stderr\.log)$/, '');
-          try {
-            sizes.set(runId, (sizes.get(runId) ?? 0) + statSync(join(dir, job, f)).size);
-          } catch {
-            // gone
-          }
-        }
-        for (const [runId, bytes] of sizes) {
-          const startedAt = parseInt(runId.split('-')[0] ?? '', 36);
-          if (Number.isFinite(startedAt)) runs.push({ job, runId, startedAt, bytes });
-        }
-      }
-      runs.sort((a, b) => a.startedAt - b.startedAt);
-      let total = runs.reduce((s, r) => s + r.bytes, 0);
-      let removed = 0;
-      for (const r of runs) {
-        if (now - r.startedAt <= maxAgeMs && total <= maxBytes) break;
-        for (const suffix of ['.json', '.stdout.log', '.stderr.log']) rmSync(join(dir, r.job, `${r.runId}${suffix}`), { force: true });
-        made.delete(r.job);
-        total -= r.bytes;
-        removed += 1;
-      }
-      return removed;
+      pruning ??= pruneAll(now).finally(() => { pruning = undefined; });
+      return pruning;
     },
   };
 }
