@@ -35,7 +35,7 @@ async function setup(server: ZooKeeperServer, jobs: Array<Record<string, unknown
   await zk.mkdirp(paths.jobs(NS));
   await Promise.all(jobs.map((j) => zk.create(paths.job(NS, String(j.name)), encodeJson(parseJobConfig({ ...j, enabled: false })))));
   const dir = mkdtempSync(join(tmpdir(), `orrery-bench-${label}-`));
-  const executor = startProcess('orrery-executor', ['--zk', server.connectString, '--root', root, '--namespace', NS, '--name', 'bench-1', '--jobs', JOBS_DIR, '--data-dir', join(dir, 'data'), '--log-level', 'warn', '--node-workers', '8'], { ORRERY_CLUSTER_TOKEN: 't' });
+  const executor = startProcess('orrery-executor', ['--zk', server.connectString, '--root', root, '--namespace', NS, '--name', 'bench-1', '--jobs', JOBS_DIR, '--data-dir', join(dir, 'data'), '--log-level', 'warn', '--node-workers', '8'], { ORRERY_CLUSTER_TOKEN: 't' }, { echo: process.env.ORRERY_BENCH_ECHO === '1' });
   await executor.waitForLine(/"executor started"|executor registered/, 60_000).catch(() => undefined);
   await eventually(async () => { if (!(await zk.exists(paths.executorPresence(NS, 'bench-1')))) throw new Error('no presence'); }, { timeoutMs: 60_000 });
   const allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'warn']);
@@ -192,7 +192,9 @@ export async function transactionsPerRun(server: ZooKeeperServer, seconds: numbe
 }
 
 export async function runExecutorBench(seconds = 60): Promise<{ rows: LatenessRow[]; floor: Distribution; idle: IdleRow; tx: TxRow }> {
-  const server = await startZooKeeper({ tickTimeMs: 500 });
+  // The JVM's full JIT and default collector, as production runs (as the failover bench does); the
+  // tests' quick-start settings (C1 only, a serial collector in 256 MB) measure a slower server.
+  const server = await startZooKeeper({ tickTimeMs: 500, fastStart: false });
   try {
     const floor = await spawnFloor();
     const rows = [
