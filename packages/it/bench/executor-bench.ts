@@ -73,7 +73,9 @@ function readRecords(dataDir: string): RunRecordLite[] {
   return out;
 }
 
-export interface LatenessRow { scenario: string; lateness: Distribution; runs: number; missed: number; duplicates: number; failed: number; startupMissed: number }
+export interface LatenessRow { scenario: string; lateness: Distribution; runs: number; missed: number; duplicates: number; failed: number; startupMissed: number; startupSeconds: number }
+
+const MAX_WARMUP_MS = 30_000;
 
 /** `count` jobs of one kind firing every second for `seconds` seconds. */
 export async function lateness(server: ZooKeeperServer, scenario: string, count: number, kind: 'node' | 'shell', seconds: number): Promise<LatenessRow> {
@@ -85,17 +87,27 @@ export async function lateness(server: ZooKeeperServer, scenario: string, count:
     misfire: { policy: 'skip' },
   }));
   const s = await setup(server, jobs, `${kind}${count}`);
-  // Measure whole seconds of steady state: 10 s after the jobs were applied (the start-up burst —
-  // catch-up fires, Node workers starting — is reported separately as `startupMissed`).
+  // Measure whole seconds of steady state. It starts once two fires in a row ran for every job
+  // (at most 30 s after the jobs were applied): the start-up before it — catch-up fires, Node
+  // workers starting, every job's first claims reading their shards — is reported separately, as
+  // its length and the fires it missed.
   const warmFrom = Math.ceil(Date.now() / 1000) * 1000;
-  const start = warmFrom + 10_000;
-  const end = start + seconds * 1000;
-  await new Promise((r) => setTimeout(r, end - Date.now() + 3000));
+  const latest = warmFrom + MAX_WARMUP_MS;
+  await new Promise((r) => setTimeout(r, latest + seconds * 1000 - Date.now() + 3000));
   const all = readRecords(join(s.dir, 'data'));
+  await s.close();
+  const ranPerFire = new Map<number, Set<string>>();
+  for (const r of all) {
+    if (!ranPerFire.has(r.fireTime)) ranPerFire.set(r.fireTime, new Set());
+    ranPerFire.get(r.fireTime)!.add(r.job);
+  }
+  const complete = (t: number): boolean => (ranPerFire.get(t)?.size ?? 0) === count;
+  let start = warmFrom;
+  while (start < latest && !(complete(start) && complete(start + 1000))) start += 1000;
+  const end = start + seconds * 1000;
   const records = all.filter((r) => r.fireTime >= start && r.fireTime < end);
   const warm = new Set(all.filter((r) => r.fireTime >= warmFrom && r.fireTime < start).map((r) => `${r.job}@${r.fireTime}`));
   const startupMissed = count * ((start - warmFrom) / 1000) - warm.size;
-  await s.close();
   const seen = new Map<string, number>();
   for (const r of records) seen.set(`${r.job}@${r.fireTime}`, (seen.get(`${r.job}@${r.fireTime}`) ?? 0) + 1);
   const duplicates = [...seen.values()].filter((n) => n > 1).length;
@@ -107,6 +119,7 @@ export async function lateness(server: ZooKeeperServer, scenario: string, count:
     missed,
     duplicates,
     startupMissed,
+    startupSeconds: (start - warmFrom) / 1000,
     failed: records.filter((r) => r.status !== 'succeeded').length,
   };
 }
