@@ -14,6 +14,8 @@ import { pathToFileURL } from 'node:url';
 
 const MODULE = /\.(ts|mts|js|mjs)$/;
 const SKIP = /(\.d\.ts|\.test\.[mc]?[jt]s)$/;
+// @orrery/core's JOB_NAME_PATTERN, not imported: loading the core here (through tsx) would add most
+// of a second to every executor's start, for one regular expression.
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What discovery reports. */

@@ -78,7 +78,7 @@ export interface LatenessRow { scenario: string; lateness: Distribution; runs: n
 const MAX_WARMUP_MS = 30_000;
 
 /** `count` jobs of one kind firing every second for `seconds` seconds. */
-export async function lateness(server: ZooKeeperServer, scenario: string, count: number, kind: 'node' | 'shell', seconds: number): Promise<LatenessRow> {
+async function lateness(server: ZooKeeperServer, scenario: string, count: number, kind: 'node' | 'shell', seconds: number): Promise<LatenessRow> {
   const jobs = Array.from({ length: count }, (_, i) => ({
     name: `${kind}-${String(i).padStart(4, '0')}`,
     type: kind,
