@@ -6,6 +6,7 @@ export * from './events.js';
 export * from './json.js';
 export * from './layout.js';
 export * from './zk/client.js';
+export * from './zk/zk-auth.js';
 export * from './recipes/versioned.js';
 export * from './recipes/ephemeral-node.js';
 export * from './recipes/leader-latch.js';

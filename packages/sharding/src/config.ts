@@ -3,11 +3,13 @@
  * listed at once, frozen.
  */
 import { parseArgs } from 'node:util';
-import { OrreryError, type ValidationIssue } from '@orrery/core';
+import { OrreryError, resolveZkAuth, toError, type ValidationIssue } from '@orrery/core';
 
 export interface ShardingConfig {
   zk: string;
   root: string;
+  /** ZooKeeper digest credentials `user:password` (never logged). */
+  zkAuth: string | undefined;
   /** Port of /metrics and /healthz; undefined: no HTTP endpoint. */
   httpPort: number | undefined;
   httpHost: string;
@@ -27,6 +29,7 @@ Runs the sharding allocator for every namespace under the root. Run two or more 
 availability: one leads, the others stand by with a warm cache.
   --zk               ZooKeeper (default: env ORRERY_ZK, else 127.0.0.1:2181)
   --root             Orrery's root in ZooKeeper (default: env ORRERY_ROOT, else /orrery)
+  --zk-auth-file     ZooKeeper digest credentials USER:PASSWORD in a file (default: env ORRERY_ZK_AUTH)
   --http-port        serve /metrics and /healthz on this port (0: any free port)
   --http-host        bind address of the HTTP endpoint (default 0.0.0.0)
   --id               name in the leader latch (default host:pid)
@@ -53,7 +56,7 @@ export function parseShardingConfig(argv: readonly string[], env: Readonly<Recor
     ({ values } = parseArgs({
       args: [...argv],
       options: {
-        zk: { type: 'string' }, root: { type: 'string' }, 'http-port': { type: 'string' }, 'http-host': { type: 'string' },
+        zk: { type: 'string' }, root: { type: 'string' }, 'zk-auth-file': { type: 'string' }, 'http-port': { type: 'string' }, 'http-host': { type: 'string' },
         id: { type: 'string' }, 'debounce-ms': { type: 'string' }, 'session-timeout': { type: 'string' }, 'log-level': { type: 'string' },
         'alarm-after': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -75,10 +78,17 @@ export function parseShardingConfig(argv: readonly string[], env: Readonly<Recor
   }
   const root = values.root ?? env.ORRERY_ROOT ?? '/orrery';
   if (!root.startsWith('/')) issues.push({ field: '--root', rule: 'pattern', message: `--root: must start with '/' (got '${root}')` });
+  let zkAuth: string | undefined;
+  try {
+    zkAuth = resolveZkAuth(values['zk-auth-file'], env);
+  } catch (error) {
+    issues.push({ field: '--zk-auth-file', rule: 'format', message: toError(error).message });
+  }
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
   return Object.freeze({
     zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',
     root,
+    zkAuth,
     httpPort,
     httpHost: values['http-host'] ?? '0.0.0.0',
     id: values.id,

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { OrreryError, createZkClient, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
+import { OrreryError, createZkClient, resolveZkAuth, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
 import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument } from '../store/jobs.js';
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
@@ -40,6 +40,7 @@ Executors and sharding (need -n NAMESPACE):
 Options:
   --zk HOST:PORT[,HOST:PORT…]   ZooKeeper (default: env ORRERY_ZK, else 127.0.0.1:2181)
   --root PATH                   Orrery's root in ZooKeeper (default: env ORRERY_ROOT, else /orrery)
+  --zk-auth-file FILE           ZooKeeper digest credentials USER:PASSWORD in a file (default: env ORRERY_ZK_AUTH)
   -n, --namespace NS            the namespace to work in
   -o, --output json|table       output format (default table)
   -h, --help                    this help;  --version  the version
@@ -52,6 +53,7 @@ class UsageError extends Error {}
 const OPTIONS = {
   zk: { type: 'string' },
   root: { type: 'string' },
+  'zk-auth-file': { type: 'string' },
   namespace: { type: 'string', short: 'n' },
   file: { type: 'string', short: 'f' },
   output: { type: 'string', short: 'o' },
@@ -91,9 +93,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return 2;
   }
 
+  let auth: string | undefined;
+  try {
+    auth = resolveZkAuth(values['zk-auth-file'], io.env);
+  } catch (error) {
+    io.stderr.write(`error: ${toError(error).message}\n`);
+    return 2;
+  }
+
   let zk: ZkClient | undefined;
   const connect = async (): Promise<ZkClient> => {
     zk = createZkClient({
+      ...(auth ? { auth } : {}),
       connect: values.zk ?? io.env.ORRERY_ZK ?? '127.0.0.1:2181',
       root: values.root ?? io.env.ORRERY_ROOT ?? '/orrery',
       connectTimeoutMs: 8000,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkJobConfig, diffJobConfig, jobSetIssues, parseJobConfig, type JobConfig } from './job-config.js';
+import { JOB_CONFIG_MAX_BYTES, checkJobConfig, diffJobConfig, jobSetIssues, parseJobConfig, utf8Length, type JobConfig } from './job-config.js';
+import { jobConfigOfSize } from '../testing/job-of-size.js';
 import { checkNamespaceInfo } from './namespace.js';
 import { checkExecutorInfo, checkExecutorMeta } from './executor.js';
 import { checkAssignment } from './assignment.js';
@@ -151,5 +152,22 @@ describe('other schemas', () => {
     const result = check(input);
     expect(result.ok).toBe(field === null);
     if (field !== null) expect(result.issues).toContainEqual(expect.objectContaining({ field, rule }));
+  });
+});
+
+describe('JobConfig size', () => {
+  it(`accepts a config of exactly ${JOB_CONFIG_MAX_BYTES} bytes as stored, and refuses one byte more, naming the limit`, () => {
+    const atLimit = checkJobConfig(jobConfigOfSize(JOB_CONFIG_MAX_BYTES, shell));
+    expect(atLimit.ok).toBe(true);
+    if (atLimit.ok) expect(Buffer.byteLength(JSON.stringify(atLimit.value))).toBe(JOB_CONFIG_MAX_BYTES);
+    const over = checkJobConfig(jobConfigOfSize(JOB_CONFIG_MAX_BYTES + 1, shell));
+    expect(over.ok).toBe(false);
+    if (!over.ok) {
+      expect(over.issues).toEqual([expect.objectContaining({ field: '', rule: 'max-size' })]);
+      expect(over.issues[0]!.message).toContain(`the limit is ${JOB_CONFIG_MAX_BYTES} bytes`);
+    }
+  });
+  it.each(['abc', 'é', '中文', '😀', 'a\uD800b'])('counts UTF-8 bytes of %j like Buffer does', (text) => {
+    expect(utf8Length(text)).toBe(Buffer.byteLength(text));
   });
 });

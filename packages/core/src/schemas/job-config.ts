@@ -100,6 +100,32 @@ export type JobConfigInput = Partial<Omit<JobConfig, 'shardingItemParameters' | 
   preferList?: string[] | string;
 };
 
+/**
+ * The largest a job config may be, in bytes of its stored JSON (UTF-8, every default filled in):
+ * 256 KiB. It keeps every job node well inside what ZooKeeper's client reads reliably and what the
+ * server accepts (`jute.maxbuffer`; see docs/job-config.md), so no config can cost a reader its
+ * session. Checked by {@link checkJobConfig} before anything is written.
+ */
+export const JOB_CONFIG_MAX_BYTES = 256 * 1024;
+
+/** The number of bytes of `text` in UTF-8 (browser-safe: no Buffer). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i += 1;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
 /** The fields of a JobConfig, in display order. */
 export const JOB_CONFIG_FIELDS = Object.keys(JobConfigSchema.properties) as Array<keyof JobConfig>;
 
@@ -171,6 +197,10 @@ export function checkJobConfig(input: unknown): { ok: true; value: JobConfig } |
   // Stored and shown in schema order, every default explicit.
   const normalised = { ...c, failover: c.failover ?? !c.localMode } as Record<string, unknown>;
   const value = Object.fromEntries(JOB_CONFIG_FIELDS.filter((f) => normalised[f] !== undefined).map((f) => [f, normalised[f]])) as JobConfig;
+  const bytes = utf8Length(JSON.stringify(value));
+  if (bytes > JOB_CONFIG_MAX_BYTES) {
+    return { ok: false, issues: [issue('', 'max-size', `the job config is ${bytes} bytes as stored JSON; the limit is ${JOB_CONFIG_MAX_BYTES} bytes (256 KiB) — keep large data out of the config (a file the command reads, say)`)] };
+  }
   return { ok: true, value };
 }
 

@@ -7,3 +7,4 @@ export * from './eventually.js';
 export * from './tcp-proxy.js';
 export * from './force-expire.js';
 export * from './unique-root.js';
+export * from './job-of-size.js';

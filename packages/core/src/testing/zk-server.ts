@@ -20,6 +20,7 @@ import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OrreryError } from '../errors.js';
+import { ZK_SERVER_MAX_BUFFER } from '../zk/client.js';
 
 const ZK_JAR = '/usr/share/java/zookeeper.jar';
 const LOGGER_JAR = '/usr/share/java/slf4j-simple.jar';
@@ -197,7 +198,7 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
     `-Dorg.slf4j.simpleLogger.defaultLogLevel=${options.logLevel}`,
     '-Dorg.slf4j.simpleLogger.showDateTime=true',
     '-Dzookeeper.jmx.log4j.disable=true',
-    '-Djute.maxbuffer=4194304',
+    `-Djute.maxbuffer=${ZK_SERVER_MAX_BUFFER}`,
     '-cp',
     classpath,
     'org.apache.zookeeper.server.quorum.QuorumPeerMain',

@@ -15,13 +15,22 @@
  *   the `session` event.
  * - All paths are relative to `root` (a chroot, created on every new session).
  *
+ * - With `auth` (digest `user:password`), every session authenticates before it is announced, and
+ *   every node this client creates gets Orrery's ACL: all permissions for that digest identity,
+ *   nothing for anyone else (not even reading). The native client can only create nodes with the
+ *   open ACL, so the ACL is set by a second request sent right behind the create on the same
+ *   connection (ZooKeeper applies one session's requests in order); a node whose ACL someone
+ *   changed in between is deleted again and the create fails with `no-auth`. Without `auth`, nodes
+ *   are created open (development).
+ *
  * What it does not do: ZooKeeper `multi` (the native client lacks it — Orrery builds every protocol on
- * single-node compare-and-set), retries (callers decide), or ACLs (open ACL only).
+ * single-node compare-and-set), or retries (callers decide).
  *
  * Note: this native client is built single-threaded: its pings run on the Node event loop. An event
  * loop blocked for longer than a third of the session timeout can cost the session; keep heavy work
  * (job code) out of the process that holds the session.
  */
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { OrreryError, toError } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
@@ -87,6 +96,47 @@ export interface ZkClientOptions {
   connectTimeoutMs?: number;
   /** Attach to an existing session (tests use this to force an expiry from the server side). */
   session?: { clientId: string; password: string };
+  /**
+   * Digest credentials `user:password` (`ORRERY_ZK_AUTH`): authenticate every session with them and
+   * create every node with Orrery's ACL (see the module header). Default: none (open ACL).
+   */
+  auth?: string;
+}
+
+/** One ACL entry, as ZooKeeper stores it. */
+export interface ZkAcl {
+  /** Bit set: read 1, write 2, create 4, delete 8, admin 16 (all: 31). */
+  perms: number;
+  scheme: string;
+  /** For `digest`: `user:base64(sha1(user:password))`; for `world`: `anyone`. */
+  id: string;
+}
+
+/** ZooKeeper's permission bits. */
+export const ZK_PERMS = { read: 1, write: 2, create: 4, delete: 8, admin: 16, all: 31 } as const;
+
+/** Parses digest credentials `user:password`; a `usage` error naming the rule otherwise. */
+export function parseZkAuth(text: string, field = 'ORRERY_ZK_AUTH'): { user: string; password: string } {
+  const colon = text.indexOf(':');
+  const user = colon > 0 ? text.slice(0, colon) : '';
+  const password = colon > 0 ? text.slice(colon + 1) : '';
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(user) || password.length < 8 || password.length > 256) {
+    throw new OrreryError('usage', `${field}: must be USER:PASSWORD — a user of letters, digits, '.', '_' or '-' (1 to 64) and a password of 8 to 256 characters`, {
+      details: { issues: [{ field, rule: 'format', message: `${field}: must be USER:PASSWORD (user [A-Za-z0-9_.-]{1,64}, password 8 to 256 characters)` }] },
+    });
+  }
+  return { user, password };
+}
+
+/** The ACL id ZooKeeper's digest scheme gives `user:password`: `user:base64(sha1(user:password))`. */
+export function digestId(user: string, password: string): string {
+  return `${user}:${createHash('sha1').update(`${user}:${password}`).digest('base64')}`;
+}
+
+/** Orrery's ACL for digest credentials: every permission for that identity, nothing for anyone else. */
+export function orreryAcl(auth: string): ZkAcl[] {
+  const { user, password } = parseZkAuth(auth);
+  return [{ perms: ZK_PERMS.all, scheme: 'digest', id: digestId(user, password) }];
 }
 
 /** The resolved options. */
@@ -96,6 +146,8 @@ export interface ResolvedZkClientOptions {
   sessionTimeoutMs: number;
   connectTimeoutMs: number;
   session: { clientId: string; password: string } | undefined;
+  /** Digest credentials, if any (never logged). */
+  auth: string | undefined;
 }
 
 /** A ZooKeeper client handle; see the module header for its guarantees. */
@@ -128,6 +180,12 @@ export interface ZkClient extends Subscribable<ZkClientEvents> {
   deleteRecursive(path: string): Promise<void>;
   /** Makes the connected server catch up with the leader for `path` before later reads. */
   sync(path: string): Promise<void>;
+  /** The node's ACL and stat. */
+  getAcl(path: string): Promise<{ acl: ZkAcl[]; stat: ZkStat }>;
+  /** Sets the node's ACL (default: the ACL this client creates nodes with), if its ACL version is still `aclVersion` (-1: any). */
+  setAcl(path: string, acl?: ZkAcl[], aclVersion?: number): Promise<void>;
+  /** The ACL this client creates nodes with (the open ACL without `auth`). */
+  readonly acl: readonly ZkAcl[];
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -152,9 +210,12 @@ interface NativeHandle {
   a_set(path: string, data: Buffer, version: number, cb: (rc: number, error: string, stat: ZkStat) => void): number;
   a_delete_(path: string, version: number, cb: (rc: number, error: string) => void): number;
   a_sync(path: string, cb: (rc: number, error: string) => void): number;
+  a_get_acl(path: string, cb: (rc: number, error: string, acl: Array<{ perms: number; scheme: string; auth: string }> | null, stat: ZkStat | null) => void): number;
+  a_set_acl(path: string, version: number, acl: Array<{ perm: number; scheme: string; auth: string }>, cb: (rc: number, error: string) => void): number;
+  add_auth(scheme: string, auth: string, cb: (rc: number, error: string) => void): number;
 }
 /** The C++ object's calls (the same signatures as the wrapper's `a_*`/`aw_*`). */
-type NativeCalls = Pick<NativeHandle, 'a_create' | 'a_exists' | 'aw_exists' | 'a_get' | 'aw_get' | 'a_get_children' | 'aw_get_children' | 'a_set' | 'a_delete_' | 'a_sync'>;
+type NativeCalls = Pick<NativeHandle, 'a_create' | 'a_exists' | 'aw_exists' | 'a_get' | 'aw_get' | 'a_get_children' | 'aw_get_children' | 'a_set' | 'a_delete_' | 'a_sync' | 'a_get_acl' | 'a_set_acl' | 'add_auth'>;
 type NativeWatcher = (type: number, state: number, path: string) => void;
 interface NativeModule {
   ZooKeeper: new () => NativeHandle;
@@ -169,6 +230,17 @@ function native(): NativeModule {
   }
   return nativeModule;
 }
+
+/**
+ * The largest node data Orrery writes, in bytes (512 KiB). The C client in the npm package fails to
+ * read a node of about 800 KiB or more (a marshalling error that costs the session), so Orrery's
+ * ZooKeeper servers run with `jute.maxbuffer` = {@link ZK_SERVER_MAX_BUFFER} (no client can write
+ * a node too large to read back), and this client refuses larger writes itself with a clear error
+ * before anything is sent. Job configs have their own, smaller limit (`JOB_CONFIG_MAX_BYTES`).
+ */
+export const ZK_NODE_MAX_BYTES = 512 * 1024;
+/** The `jute.maxbuffer` Orrery's ZooKeeper servers run with: 768 KiB (see {@link ZK_NODE_MAX_BYTES}). */
+export const ZK_SERVER_MAX_BUFFER = 768 * 1024;
 
 const CREATE_FLAGS: Record<CreateMode, number> = {
   persistent: 0,
@@ -194,18 +266,22 @@ function assertPath(path: string): void {
 
 /** Resolves {@link ZkClientOptions}. */
 export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClientOptions {
+  if (options.auth !== undefined) parseZkAuth(options.auth, 'auth');
   return Object.freeze({
     connect: options.connect,
     root: normaliseRoot(options.root ?? '/orrery'),
     sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000,
     connectTimeoutMs: options.connectTimeoutMs ?? 15_000,
     session: options.session,
+    auth: options.auth,
   });
 }
 
 /** Creates a client; call `start()` to connect. */
 export function createZkClient(options: ZkClientOptions): ZkClient {
   const opts = resolveZkClientOptions(options);
+  const acl: readonly ZkAcl[] = Object.freeze(opts.auth ? orreryAcl(opts.auth) : [{ perms: ZK_PERMS.all, scheme: 'world', id: 'anyone' }]);
+  const nativeAcl = acl.map((a) => ({ perm: a.perms, scheme: a.scheme, auth: a.id }));
   const emitter = createEmitter<ZkClientEvents>();
   let phase: ClientPhase = 'idle';
   let handle: NativeHandle | undefined;
@@ -260,7 +336,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       if (newSession) {
         // A new session: make sure the chroot exists before anyone uses it (an attached session
         // already made it, and must not spend its moment on writes).
-        void (session ? Promise.resolve() : ensureRoot(h)).then(
+        void (session ? Promise.resolve() : authenticate(h).then(() => ensureRoot(h))).then(
           () => {
             if (handle !== h) return;
             if (!everConnected) {
@@ -340,6 +416,16 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     }, delay);
   }
 
+  /** Sends the digest credentials on a new session (the C client re-sends them on every reconnect). */
+  function authenticate(h: NativeHandle): Promise<void> {
+    const auth = opts.auth;
+    if (!auth) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const rc = h.native.add_auth('digest', auth, (code) => (code === 0 ? resolve() : reject(zkError(code, 'authenticate', '/'))));
+      if (rc !== 0) reject(zkError(rc, 'authenticate', '/'));
+    });
+  }
+
   async function ensureRoot(h: NativeHandle): Promise<void> {
     if (opts.root === '/') return;
     const parts = opts.root.split('/').filter(Boolean);
@@ -347,13 +433,19 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     for (const part of parts) {
       path += '/' + part;
       const target = path;
-      await new Promise<void>((resolve, reject) => {
-        const rc = h.a_create(target, null, 0, (code) => {
-          if (code === 0 || code === -110) resolve();
+      const created = await new Promise<boolean>((resolve, reject) => {
+        const rc = h.native.a_create(target, null, 0, (code) => {
+          if (code === 0 || code === -110) resolve(code === 0);
           else reject(zkError(code, 'create', target));
         });
         if (rc !== 0) reject(zkError(rc, 'create', target));
       });
+      if (created && opts.auth) {
+        await new Promise<void>((resolve, reject) => {
+          const rc = h.native.a_set_acl(target, 0, nativeAcl, (code) => (code === 0 ? resolve() : reject(zkError(code, 'setAcl', target))));
+          if (rc !== 0) reject(zkError(rc, 'setAcl', target));
+        });
+      }
     }
   }
 
@@ -399,6 +491,13 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
 
   const toBuffer = (data: Buffer | string | null | undefined): Buffer | null =>
     data === null || data === undefined ? null : Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8');
+  const checkSize = (operation: string, path: string, data: Buffer | null): void => {
+    if (data && data.length > ZK_NODE_MAX_BYTES) {
+      throw new OrreryError('bad-arguments', `ZooKeeper ${operation} ${path}: ${data.length} bytes of data is more than the ${ZK_NODE_MAX_BYTES} bytes a node may hold`, {
+        details: { path, bytes: data.length, limit: ZK_NODE_MAX_BYTES },
+      });
+    }
+  };
 
   const client: ZkClient = {
     options: opts,
@@ -490,12 +589,50 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       return { clientId: h.client_id, password: h.client_password };
     },
 
-    create(path, data = null, mode = 'persistent') {
+    async create(path, data = null, mode = 'persistent') {
       const p = abs(path);
-      return call<string>('create', path, (h, done) =>
-        h.a_create(p, toBuffer(data), CREATE_FLAGS[mode], (rc, _e, created) => done(rc, rc === 0 ? rel(created) : undefined)),
+      const buffer = toBuffer(data);
+      checkSize('create', path, buffer);
+      const created = call<string>('create', path, (h, done) =>
+        h.a_create(p, buffer, CREATE_FLAGS[mode], (rc, _e, made) => done(rc, rc === 0 ? made : undefined)),
+      );
+      if (!opts.auth) return rel(await created);
+      // The native client creates nodes with the open ACL only: set Orrery's right behind the
+      // create. A plain path is known already, so the second request goes out at once, on the same
+      // connection (the server applies it next for this session); a sequential name waits for the reply.
+      const sequential = mode === 'persistent-sequential' || mode === 'ephemeral-sequential';
+      const secure = (target: string): Promise<void> =>
+        call<void>('setAcl', rel(target), (h, done) => h.a_set_acl(target, 0, nativeAcl, (rc) => done(rc)));
+      let secured: Promise<void> | undefined;
+      if (!sequential) {
+        secured = secure(p);
+        secured.catch(() => undefined); // awaited below, once the create is known to have worked
+      }
+      const made = await created;
+      try {
+        await (secured ?? secure(made));
+      } catch (error) {
+        // Someone changed the new node's ACL (or removed it) between the two requests: it is not ours.
+        if ((error as OrreryError).code === 'bad-version') await client.delete(rel(made)).catch(() => undefined);
+        throw new OrreryError('no-auth', `ZooKeeper create ${path}: the node's ACL could not be set (${toError(error).message}); the node was removed`, { cause: error, details: { path } });
+      }
+      return rel(made);
+    },
+
+    async getAcl(path) {
+      const p = abs(path);
+      return call<{ acl: ZkAcl[]; stat: ZkStat }>('getAcl', path, (h, done) =>
+        h.a_get_acl(p, (rc, _e, list, stat) => done(rc, rc === 0 ? { acl: (list ?? []).map((a) => ({ perms: a.perms, scheme: a.scheme, id: a.auth })), stat: stat! } : undefined)),
       );
     },
+
+    setAcl(path, list = acl as ZkAcl[], aclVersion = -1) {
+      const p = abs(path);
+      const entries = list.map((a) => ({ perm: a.perms, scheme: a.scheme, auth: a.id }));
+      return call<void>('setAcl', path, (h, done) => h.a_set_acl(p, aclVersion, entries, (rc) => done(rc)));
+    },
+
+    acl,
 
     get(path, watcher) {
       const p = abs(path);
@@ -530,8 +667,14 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
 
     set(path, data, version = -1) {
       const p = abs(path);
+      const buffer = toBuffer(data) ?? Buffer.alloc(0);
+      try {
+        checkSize('set', path, buffer);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return call<ZkStat>('set', path, (h, done) =>
-        h.a_set(p, toBuffer(data) ?? Buffer.alloc(0), version, (rc, _e, stat) => done(rc, stat)),
+        h.a_set(p, buffer, version, (rc, _e, stat) => done(rc, stat)),
       );
     },
 

@@ -16,7 +16,7 @@ const RESULT_CODES: Record<number, { code: ErrorCode; text: string }> = {
   [-8]: { code: 'bad-arguments', text: 'bad arguments' },
   [-9]: { code: 'not-connected', text: 'invalid state (the handle is not connected)' },
   [-101]: { code: 'no-node', text: 'no node' },
-  [-102]: { code: 'no-auth', text: 'not authenticated' },
+  [-102]: { code: 'no-auth', text: "not authorised by the node's ACL (a tree secured with ZooKeeper digest credentials needs the same ORRERY_ZK_AUTH)" },
   [-103]: { code: 'bad-version', text: 'bad version' },
   [-108]: { code: 'no-children-for-ephemerals', text: 'ephemeral nodes may not have children' },
   [-110]: { code: 'node-exists', text: 'node exists' },
