@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { NODE_NAME_PATTERN, OrreryError, type ValidationIssue } from '@orrery/core';
+import { DEFAULT_MAX_LOG_BYTES } from './lazy-file.js';
 
 export interface ExecutorConfig {
   zk: string;
@@ -22,13 +23,19 @@ export interface ExecutorConfig {
   killGraceMs: number;
   shutdownTimeoutMs: number;
   nodeWorkers: number;
+  /** Each run's log cap per stream, in bytes (`--max-log-size`, MiB). */
+  maxLogBytes: number;
   logLevel: string;
 }
+
+const MIB = 1024 * 1024;
+/** The largest `--max-log-size`, in MiB (4 GiB per stream). */
+const MAX_LOG_SIZE_MIB = 4096;
 
 export const EXECUTOR_USAGE = `Usage: orrery-executor --namespace NS [--zk HOST:PORT[,…]] [--root PATH] [--name NAME] [--jobs DIR]
                        [--tags a,b] [--http-port N] [--http-host H] [--advertise-host H] [--data-dir DIR]
                        [--session-timeout SECONDS] [--kill-grace SECONDS] [--shutdown-timeout SECONDS]
-                       [--node-workers N] [--log-level L]
+                       [--node-workers N] [--max-log-size MB] [--log-level L]
 
 Runs the shards of its namespace's jobs that the allocator gives it.
   --namespace        the namespace (env ORRERY_NAMESPACE)
@@ -45,6 +52,8 @@ Runs the shards of its namespace's jobs that the allocator gives it.
   --shutdown-timeout on SIGTERM/SIGINT, seconds to let runs in progress finish (default 30);
                      a second signal stops them at once
   --node-workers     at most this many Node job processes at once (default 8)
+  --max-log-size     keep at most this many MiB of each run's stdout and of its stderr (1 to 4096,
+                     default 64); the rest is discarded and the log ends with a marker line
   --log-level        trace|debug|info|warn|error (default info)
 The run history endpoint needs ORRERY_CLUSTER_TOKEN (shared by the cluster).
 `;
@@ -59,7 +68,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
         namespace: { type: 'string', short: 'n' }, zk: { type: 'string' }, root: { type: 'string' }, name: { type: 'string' },
         jobs: { type: 'string' }, tags: { type: 'string' }, 'http-port': { type: 'string' }, 'http-host': { type: 'string' },
         'advertise-host': { type: 'string' }, 'data-dir': { type: 'string' }, 'session-timeout': { type: 'string' },
-        'kill-grace': { type: 'string' }, 'shutdown-timeout': { type: 'string' }, 'node-workers': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'kill-grace': { type: 'string' }, 'shutdown-timeout': { type: 'string' }, 'node-workers': { type: 'string' }, 'max-log-size': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (error) {
@@ -88,6 +97,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
   const killGrace = int('--kill-grace', values['kill-grace'], 0, 600, 5);
   const shutdownTimeout = int('--shutdown-timeout', values['shutdown-timeout'], 0, 3600, 30);
   const nodeWorkers = int('--node-workers', values['node-workers'], 1, 256, 8);
+  const maxLogMiB = int('--max-log-size', values['max-log-size'], 1, MAX_LOG_SIZE_MIB, DEFAULT_MAX_LOG_BYTES / MIB);
   const logLevel = values['log-level'] ?? 'info';
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) issues.push({ field: '--log-level', rule: 'one-of', message: `--log-level: must be trace, debug, info, warn or error (got '${logLevel}')` });
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
@@ -107,6 +117,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
     killGraceMs: killGrace * 1000,
     shutdownTimeoutMs: shutdownTimeout * 1000,
     nodeWorkers,
+    maxLogBytes: maxLogMiB * MIB,
     logLevel,
   });
 }

@@ -17,7 +17,7 @@
  * `shutdown()` leaves gracefully: no new fires, presence marked `leaving` so the allocator moves
  * the shards away at once, runs in progress finish (up to a timeout), then `close()`.
  */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -90,9 +90,18 @@ export interface ExecutorOptions {
   fenceGuard?: boolean;
   /** Node job worker processes. Default `{min: 1, max: 8}`; more start as Node shards are assigned. */
   nodeWorkers?: { min?: number; max?: number };
-  /** History retention. Defaults: 7 days, 1 GiB. */
+  /**
+   * History retention. Defaults: 7 days, 1 GiB. The size bound holds at all times for kept runs
+   * (each save evicts the oldest at once); runs in progress add at most `maxLogBytes × 2` each.
+   * Age is applied at start and every 10 minutes.
+   */
   historyMaxAgeMs?: number;
   historyMaxBytes?: number;
+  /**
+   * Each run's log cap per stream, in bytes (default 64 MiB): past it the output is discarded, the
+   * log ends with a marker line and the run record's `truncated` says how much was lost.
+   */
+  maxLogBytes?: number;
   logger?: Logger;
   metrics?: Metrics;
   /** How run alarms are sent (tests). */
@@ -136,7 +145,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const zk = createZkClient({ connect: options.connect, root: options.root ?? '/orrery', sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: 60_000 });
   const dataDir = options.dataDir ?? join(homedir(), '.local', 'state', 'orrery', namespace, name);
   const tmpDir = join(dataDir, 'tmp');
-  const history = createHistory({ dataDir, maxAgeMs: options.historyMaxAgeMs, maxBytes: options.historyMaxBytes });
+  const history = createHistory({ dataDir, maxAgeMs: options.historyMaxAgeMs, maxBytes: options.historyMaxBytes, maxLogBytes: options.maxLogBytes, logger: logger.child({ component: 'history' }) });
   const runtimes = new Map<string, JobRuntime>();
   /** Runtimes of jobs this executor no longer has, while their last runs finish. */
   const retired = new Set<JobRuntime>();
@@ -277,7 +286,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
     async start() {
       if (started) throw new OrreryError('usage', 'this executor was started already');
       started = true;
-      mkdirSync(tmpDir, { recursive: true });
+      // Private: result files of runs land here.
+      mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
+      chmodSync(tmpDir, 0o700);
       modules = await loadJobModules(options.jobsDir);
       // What a crashed previous life of this executor left running dies before it registers.
       const reaped = await orphans.reap();

@@ -1,8 +1,21 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createHistory, type RunRecord } from './history.js';
+import { createLazyFile } from './lazy-file.js';
+import { createHistory, parseRunRecord, type RunRecord } from './history.js';
+
+/** A real pino logger whose lines the test reads. */
+const capturingLogger = () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } });
+  return { logger, lines };
+};
+const mode = (path: string): number => statSync(path).mode & 0o777;
+/** Bytes of a run's files on disk. */
+const runBytes = (jobDir: string, runId: string): number =>
+  readdirSync(jobDir).filter((f) => f.startsWith(`${runId}.`)).reduce((sum, f) => sum + statSync(join(jobDir, f)).size, 0);
 
 const record = (job: string, startedAt: number, extra: Partial<RunRecord> = {}): RunRecord => ({
   job, item: 0, trigger: 'cron', recorded: true, status: 'succeeded', exitCode: 0, startedAt, endedAt: startedAt + 5, durationMs: 5,
@@ -61,5 +74,178 @@ describe('run history', () => {
     expect(await again).toBe(3000);
     expect(turns).toBeGreaterThan(100);
     expect(h.list('j0').map((r) => r.runId)).toEqual([kept.runId]);
+  });
+});
+
+describe('run history: records cannot be corrupted, readers never throw', () => {
+  it('writes each record through a temporary file renamed into place: none is left, none is listed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const h = createHistory({ dataDir: dir });
+    const t = Date.parse('2026-01-01T00:00:00Z');
+    await Promise.all(Array.from({ length: 50 }, (_, i) => h.save(record('a', t + i))));
+    const files = readdirSync(join(dir, 'runs', 'a'));
+    expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(files).toHaveLength(50);
+    expect(h.list('a')).toHaveLength(50);
+  });
+
+  it('skips a truncated, empty, foreign or misplaced record, logs each once naming its file, and serves the rest', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const { logger, lines } = capturingLogger();
+    const h = createHistory({ dataDir: dir, logger });
+    const t = Date.parse('2026-01-01T00:00:00Z');
+    const good = record('a', t);
+    await h.save(good);
+    const jobDir = join(dir, 'runs', 'a');
+    const bad = {
+      truncated: record('a', t + 1),
+      empty: record('a', t + 2),
+      scalar: record('a', t + 3),
+      otherRun: record('a', t + 4),
+      otherJob: record('a', t + 5),
+      folder: record('a', t + 6),
+    };
+    writeFileSync(join(jobDir, `${bad.truncated.runId}.json`), JSON.stringify(bad.truncated).slice(0, 40)); // a crash mid-write (old versions)
+    writeFileSync(join(jobDir, `${bad.empty.runId}.json`), ''); // a power loss before the data reached the disk
+    writeFileSync(join(jobDir, `${bad.scalar.runId}.json`), 'null');
+    writeFileSync(join(jobDir, `${bad.otherRun.runId}.json`), JSON.stringify(good));
+    writeFileSync(join(jobDir, `${bad.otherJob.runId}.json`), JSON.stringify({ ...bad.otherJob, job: 'b' }));
+    mkdirSync(join(jobDir, `${bad.folder.runId}.json`));
+    writeFileSync(join(jobDir, 'notes.txt'), 'not ours');
+    writeFileSync(join(jobDir, '.hidden.json'), '{');
+    writeFileSync(join(dir, 'runs', 'stray-file'), 'a file where a job folder would be');
+    writeFileSync(join(jobDir, `.${good.runId}.json.1-1.tmp`), '{"half'); // a crash between write and rename
+    for (let i = 0; i < 3; i += 1) {
+      expect(h.list('a').map((r) => r.runId)).toEqual([good.runId]);
+      for (const r of Object.values(bad)) expect(h.get(r.runId)).toBeUndefined();
+      expect(h.get(good.runId)?.record).toEqual(good);
+    }
+    for (const r of Object.values(bad)) expect(() => h.logPath(r.runId, 'stdout')).not.toThrow();
+    expect(h.list('stray-file')).toEqual([]);
+    expect(h.list('../..')).toEqual([]);
+    expect(h.get('../../etc/passwd')).toBeUndefined();
+    const warned = lines.filter((l) => l.msg === 'skipping a run record that cannot be read');
+    expect(warned.map((l) => l.file).sort()).toEqual(Object.values(bad).map((r) => join(jobDir, `${r.runId}.json`)).sort());
+    expect(warned.every((l) => l.level === 40 && typeof l.problem === 'string')).toBe(true);
+  });
+
+  it.each([
+    ['{"runId": "r-1", "job": "a", "startedAt": 1, "endedAt": 2, "status": "succeeded"}', undefined],
+    ['{"runId": "r-1", "job": "a", "startedAt": 1, "endedAt": 2, "status": "succeeded"', 'not JSON (truncated?)'],
+    ['', 'empty'],
+    ['[]', 'not a JSON object'],
+    ['{"runId": "r-2", "job": "a", "startedAt": 1, "endedAt": 2, "status": "succeeded"}', 'its runId is not its file name'],
+    ['{"runId": "r-1", "job": "b", "startedAt": 1, "endedAt": 2, "status": "succeeded"}', 'its job is not its folder'],
+    ['{"runId": "r-1", "job": "a", "startedAt": "1", "endedAt": 2, "status": "succeeded"}', 'startedAt, endedAt or status missing'],
+  ])('parses %s as a record of run r-1 of a: problem %s', (text, problem) => {
+    const parsed = parseRunRecord(text, 'a', 'r-1');
+    expect('problem' in parsed ? parsed.problem : undefined).toBe(problem);
+  });
+
+  it('removes temporary files a crash left (not those of a save under way), never foreign files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const h = createHistory({ dataDir: dir });
+    const now = Date.now();
+    const r = record('a', now - 1000);
+    await h.save(r);
+    const jobDir = join(dir, 'runs', 'a');
+    const stale = join(jobDir, `.${r.runId}.json.42-1.tmp`);
+    const fresh = join(jobDir, `.${r.runId}.json.42-2.tmp`);
+    writeFileSync(stale, '{');
+    writeFileSync(fresh, '{');
+    const old = new Date(now - 3_600_000);
+    utimesSync(stale, old, old);
+    writeFileSync(join(jobDir, 'notes.txt'), 'x');
+    expect(await h.prune(now)).toBe(0);
+    expect(readdirSync(jobDir).sort()).toEqual([fresh.slice(jobDir.length + 1), `${r.runId}.json`, 'notes.txt'].sort());
+  });
+});
+
+describe('run history: private files', () => {
+  it('makes runs/ and job folders 0700 (also when they existed as 0755), records and logs 0600', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    mkdirSync(join(dir, 'runs', 'old'), { recursive: true, mode: 0o755 });
+    chmodSync(join(dir, 'runs'), 0o755);
+    chmodSync(join(dir, 'runs', 'old'), 0o755);
+    const previous = process.umask(0o000); // the mode must not come from the umask
+    try {
+      const h = createHistory({ dataDir: dir });
+      const r = record('old', Date.now());
+      const logs = h.logPaths('old', r.runId);
+      const out = createLazyFile(logs.stdout);
+      out.write(Buffer.from('hello\n'));
+      await out.end();
+      await h.save(r);
+      expect(mode(join(dir, 'runs'))).toBe(0o700);
+      expect(mode(join(dir, 'runs', 'old'))).toBe(0o700);
+      expect(mode(join(dir, 'runs', 'old', `${r.runId}.json`))).toBe(0o600);
+      expect(mode(logs.stdout)).toBe(0o600);
+      h.logPaths('new', r.runId);
+      expect(mode(join(dir, 'runs', 'new'))).toBe(0o700);
+    } finally {
+      process.umask(previous);
+    }
+  });
+});
+
+describe('run history: the size bound holds at all times', () => {
+  it('evicts the oldest kept runs as soon as a save takes the total over maxBytes, without a prune', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const maxBytes = 20_000;
+    const h = createHistory({ dataDir: dir, maxBytes });
+    const t = Date.now() - 60_000;
+    const jobDir = join(dir, 'runs', 'a');
+    const saved: string[] = [];
+    for (let i = 0; i < 30; i += 1) {
+      const r = record('a', t + i * 10);
+      // As a runner does: the logs are complete before the record is saved.
+      writeFileSync(h.logPaths('a', r.runId).stdout, 'o'.repeat(2500));
+      writeFileSync(h.logPaths('a', r.runId).stderr, 'e'.repeat(500));
+      await h.save(r);
+      saved.push(r.runId);
+      const onDisk = readdirSync(jobDir).reduce((sum, f) => sum + statSync(join(jobDir, f)).size, 0);
+      expect(onDisk).toBeLessThanOrEqual(maxBytes);
+      expect(h.usage().bytes).toBe(onDisk);
+    }
+    // ~3.4 KB a run: the newest five fit, in order, and nothing else is left.
+    const kept = h.list('a').map((r) => r.runId);
+    expect(kept).toEqual(saved.slice(-kept.length).reverse());
+    expect(kept.length).toBe(Math.floor(maxBytes / runBytes(jobDir, saved.at(-1)!)));
+    expect(readdirSync(jobDir).filter((f) => !kept.some((id) => f.startsWith(id)))).toEqual([]);
+  });
+
+  it('counts what an earlier process kept (the start-up scan), so the first saves already evict the oldest', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const t = Date.now() - 60_000;
+    const before = createHistory({ dataDir: dir });
+    const old = Array.from({ length: 5 }, (_, i) => record('a', t + i));
+    for (const r of old) {
+      writeFileSync(before.logPaths('a', r.runId).stdout, 'x'.repeat(3000));
+      await before.save(r);
+    }
+    // A run of the earlier process that a crash interrupted: logs, no record — a kept run too.
+    const crashed = record('b', t + 10);
+    writeFileSync(before.logPaths('b', crashed.runId).stdout, 'y'.repeat(3000));
+    // 5 × ~3.35 KB + 3 KB ≈ 19.8 KB > 17 KB: the oldest goes.
+    const h = createHistory({ dataDir: dir, maxBytes: 17_000 });
+    expect(await h.prune()).toBe(1);
+    expect(h.usage().runs).toBe(5);
+    const next = record('a', Date.now());
+    writeFileSync(h.logPaths('a', next.runId).stdout, 'z'.repeat(3000));
+    await h.save(next);
+    // The save takes the total over again: the next oldest goes at once.
+    expect(h.usage().bytes).toBeLessThanOrEqual(17_000);
+    expect(h.list('a').map((r) => r.runId)).toEqual([next.runId, ...old.slice(2).map((r) => r.runId).reverse()]);
+    expect(readdirSync(join(dir, 'runs', 'b'))).toEqual([`${crashed.runId}.stdout.log`]);
+  });
+
+  it('leaves a run in progress (logs, no record yet) alone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const h = createHistory({ dataDir: dir, maxBytes: 5000 });
+    const running = record('a', Date.now() + 1000);
+    writeFileSync(h.logPaths('a', running.runId).stdout, 'r'.repeat(8000));
+    expect(await h.prune()).toBe(0);
+    expect(h.usage()).toEqual({ runs: 0, bytes: 0 });
+    expect(readFileSync(h.logPaths('a', running.runId).stdout, 'utf8')).toHaveLength(8000);
   });
 });

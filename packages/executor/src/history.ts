@@ -4,11 +4,33 @@
  *
  * Layout: `<dataDir>/runs/<job>/<runId>.json`, `<runId>.stdout.log`, `<runId>.stderr.log`.
  * Run ids start with the start time in base 36 (sortable).
+ *
+ * Guarantees:
+ * - A record is written whole or not at all: to a temporary file in the same folder
+ *   (`.<runId>.json.<pid>-<n>.tmp`, never listed as a run), then renamed into place. (Atomic against
+ *   a crash of the process; no fsync, so after a power loss a record may be empty — readers skip it.)
+ * - Readers (`list`, `get`, `logPath`) never throw: a record that is truncated, not JSON, or not a
+ *   run record (a foreign file) is skipped, and logged once, naming the file.
+ * - Private: `runs/` and every job folder are 0700, every record and log file 0600 (the mode is set
+ *   when each is created, and folders are chmod-ed, whatever the umask).
+ * - Size bound: kept runs (finished runs' records and logs) total at most `maxBytes` after every
+ *   `save` and every `prune` — an in-memory index of kept runs and their sizes (built by the first
+ *   `prune`'s scan, added to by each `save`) evicts the oldest at once when a save takes the total
+ *   over. Runs in progress are not in it; each is bounded by its log cap: at most
+ *   `maxLogBytes × 2` (+ two marker lines) per running run. So the folder holds at most
+ *   `maxBytes + maxLogBytes × 2 × runs in progress`.
+ * - Age: runs older than `maxAgeMs` go at each `prune` (the executor prunes every 10 minutes).
+ *
+ * Not guaranteed: files changed behind the index's back (written by hand, or a record-less run's
+ * logs that grow later) are counted from the next `prune`'s scan; and a run's logs left without a
+ * record by a crash of an earlier process count as a kept run (at their size) from that scan.
  */
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFile } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ShardOutcome } from '@orrery/core';
+import { NODE_NAME_PATTERN, silentLogger, toError, type Logger, type ShardOutcome } from '@orrery/core';
+import { DEFAULT_MAX_LOG_BYTES, PRIVATE_FILE_MODE } from './lazy-file.js';
+import type { LogTruncation } from './run-types.js';
 
 /** A run record. */
 export interface RunRecord extends ShardOutcome {
@@ -17,129 +39,354 @@ export interface RunRecord extends ShardOutcome {
   trigger: 'cron' | 'run-now' | 'retry' | 'downstream' | 'misfire' | 'failover';
   /** False when the completion found the claim taken over (a stale run: nothing recorded in ZooKeeper). */
   recorded: boolean;
+  /** Present when a log reached the cap: the bytes discarded past it, per stream. */
+  truncated?: LogTruncation;
 }
 
 export interface HistoryOptions {
   dataDir: string;
   /** Default 7 days. */
   maxAgeMs?: number;
-  /** Default 1 GiB. */
+  /** Bound on the kept runs' total size, in bytes. Default 1 GiB. */
   maxBytes?: number;
+  /** Each run's per-stream log cap, in bytes (runners read it here). Default 64 MiB. */
+  maxLogBytes?: number;
+  /** Where corrupt records and failed evictions are reported. Default: silent. */
+  logger?: Logger;
 }
 
 export interface History {
   readonly dir: string;
+  /** Each run's per-stream log cap, in bytes. */
+  readonly maxLogBytes: number;
   /** Paths of a run's log files (created as needed). */
   logPaths(job: string, runId: string): { stdout: string; stderr: string };
-  /** Writes the record. */
+  /**
+   * Writes the record atomically (temporary file, rename), adds the run — record and logs, which
+   * are complete by now — to the size index and evicts the oldest kept runs while the total is over
+   * `maxBytes`.
+   */
   save(record: RunRecord): Promise<void>;
-  /** Newest first. */
+  /** Newest first; skips (and logs once) records it cannot read. Never throws. */
   list(job: string, limit?: number): RunRecord[];
+  /** Never throws: undefined for an unknown run or a corrupt record. */
   get(runId: string): { record: RunRecord; job: string } | undefined;
-  /** The path of a run's log, if the run exists. */
+  /** The path of a run's log, if the run exists. Never throws. */
   logPath(runId: string, stream: 'stdout' | 'stderr'): string | undefined;
   /**
-   * Applies retention; resolves the number of runs removed. Asynchronous throughout (the file
+   * Applies retention; resolves the number of runs removed. Scans the folder (rebuilding the size
+   * index from what is on disk), removes runs older than `maxAgeMs`, then the oldest while the total
+   * is over `maxBytes`, and temporary files a crash left. Asynchronous throughout (the file
    * system's thread pool), so the event loop — fires, claims, the fence's probes — keeps turning
    * however many runs are kept. A prune asked for while one is under way joins it.
    */
   prune(now?: number): Promise<number>;
+  /** What the size index holds now: kept runs and their total bytes. */
+  usage(): { runs: number; bytes: number };
 }
 
 const RUN_ID = /^[0-9a-z]+-[0-9a-z-]+$/;
+const RUN_FILE = /^([0-9a-z]+-[0-9a-z-]+)\.(json|stdout\.log|stderr\.log)$/;
+const TEMP_FILE = /^\.[0-9a-z]+-[0-9a-z-]+\.json\.[0-9]+-[0-9]+\.tmp$/;
+const SUFFIXES = ['.json', '.stdout.log', '.stderr.log'] as const;
+/** A temporary record older than this was left by a crash (a save renames it within milliseconds). */
+const STALE_TEMP_MS = 60_000;
+const PRIVATE_DIR_MODE = 0o700;
+/** Files stat-ed at once by a scan: enough to keep the thread pool busy, few enough that a run's own writes do not wait behind thousands. */
+const SCAN_BATCH = 16;
+
+/** The start time a run id begins with (ms since the epoch), or undefined for a name that is not a run id. */
+export function runStartedAt(runId: string): number | undefined {
+  if (!RUN_ID.test(runId)) return undefined;
+  const t = parseInt(runId.split('-')[0]!, 36);
+  return Number.isSafeInteger(t) ? t : undefined;
+}
+
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+
+/**
+ * Parses a record file's text; undefined (with the reason) when it is not the record of run `runId`
+ * of `job` — truncated, not JSON, not an object, missing the fields readers sort and show by.
+ */
+export function parseRunRecord(text: string, job: string, runId: string): { record: RunRecord } | { problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { problem: text.length === 0 ? 'empty' : 'not JSON (truncated?)' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: 'not a JSON object' };
+  const r = value as Record<string, unknown>;
+  if (r.runId !== runId) return { problem: 'its runId is not its file name' };
+  if (r.job !== job) return { problem: 'its job is not its folder' };
+  if (!isNumber(r.startedAt) || !isNumber(r.endedAt) || !isString(r.status)) return { problem: 'startedAt, endedAt or status missing' };
+  return { record: value as RunRecord };
+}
+
+interface Kept {
+  job: string;
+  runId: string;
+  startedAt: number;
+  bytes: number;
+}
+
+/** Kept runs, oldest first, and their total size. */
+function createSizeIndex() {
+  const byId = new Map<string, Kept>();
+  let order: Kept[] = [];
+  let total = 0;
+  return {
+    get total() {
+      return total;
+    },
+    get size() {
+      return byId.size;
+    },
+    has: (runId: string) => byId.has(runId),
+    get: (runId: string) => byId.get(runId),
+    add(run: Kept): void {
+      const before = byId.get(run.runId);
+      if (before) {
+        total += run.bytes - before.bytes;
+        before.bytes = run.bytes;
+        return;
+      }
+      byId.set(run.runId, run);
+      total += run.bytes;
+      // Runs are saved in about the order they started: search from the end.
+      let i = order.length;
+      while (i > 0 && order[i - 1]!.startedAt > run.startedAt) i -= 1;
+      order.splice(i, 0, run);
+    },
+    oldest: (): Kept | undefined => order[0],
+    remove(runId: string): void {
+      const run = byId.get(runId);
+      if (!run) return;
+      byId.delete(runId);
+      total -= run.bytes;
+      if (order[0] === run) order.shift();
+      else order = order.filter((r) => r !== run);
+    },
+    replace(runs: Iterable<Kept>): void {
+      byId.clear();
+      order = [];
+      total = 0;
+      for (const r of runs) {
+        byId.set(r.runId, r);
+        order.push(r);
+        total += r.bytes;
+      }
+      order.sort((a, b) => a.startedAt - b.startedAt);
+    },
+    all: (): Kept[] => [...order],
+  };
+}
 
 export function createHistory(options: HistoryOptions): History {
   const dir = join(options.dataDir, 'runs');
   const maxAgeMs = options.maxAgeMs ?? 7 * 86_400_000;
   const maxBytes = options.maxBytes ?? 1024 ** 3;
-  mkdirSync(dir, { recursive: true });
+  const maxLogBytes = options.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES;
+  const logger = options.logger ?? silentLogger();
+  /** Runs that started before this (in an earlier process) cannot be in progress here. */
+  const bornAt = Date.now();
+  const makePrivateDir = (d: string): void => {
+    mkdirSync(d, { recursive: true, mode: PRIVATE_DIR_MODE });
+    chmodSync(d, PRIVATE_DIR_MODE); // made by an older version, or under an odd umask
+  };
+  makePrivateDir(dir);
   // Folders made once per job (a mkdir per run would block the event loop for nothing).
   const made = new Set<string>();
   const jobDir = (job: string): string => {
     const d = join(dir, job);
     if (!made.has(job)) {
-      mkdirSync(d, { recursive: true });
+      makePrivateDir(d);
       made.add(job);
     }
     return d;
   };
-  let pruning: Promise<number> | undefined;
-  const pruneAll = async (now: number): Promise<number> => {
-    const runs: Array<{ job: string; runId: string; startedAt: number; bytes: number }> = [];
-    for (const job of await readdir(dir)) {
-      const files = await readdir(join(dir, job)).catch(() => [] as string[]);
-      const sizes = new Map<string, number>();
-      // A few stats at a time: enough to keep the thread pool busy, not so many that a run's own
-      // file writes wait behind thousands of them.
-      for (let i = 0; i < files.length; i += 16) {
-        await Promise.all(files.slice(i, i + 16).map(async (f) => {
-          const runId = f.replace(/\.(json|stdout\.log|stderr\.log)$/, '');
-          const size = await stat(join(dir, job, f)).then((st) => st.size, () => undefined); // gone meanwhile
-          if (size !== undefined) sizes.set(runId, (sizes.get(runId) ?? 0) + size);
+  const index = createSizeIndex();
+  let tempSeq = 0;
+
+  /** Files already reported corrupt (each is logged once); bounded so a flood of them cannot grow it forever. */
+  const reported = new Set<string>();
+  const reportCorrupt = (file: string, problem: string): void => {
+    if (reported.has(file)) return;
+    if (reported.size >= 10_000) reported.clear();
+    reported.add(file);
+    logger.warn({ file, problem }, 'skipping a run record that cannot be read');
+  };
+  const readRecord = (job: string, runId: string): RunRecord | undefined => {
+    const file = join(dir, job, `${runId}.json`);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      // Gone meanwhile (pruned) is no news; anything else (a folder, no permission) is.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') reportCorrupt(file, toError(error).message);
+      return undefined;
+    }
+    const parsed = parseRunRecord(text, job, runId);
+    if ('problem' in parsed) {
+      reportCorrupt(file, parsed.problem);
+      return undefined;
+    }
+    return parsed.record;
+  };
+
+  const removeRun = async (run: { job: string; runId: string }): Promise<void> => {
+    await Promise.all(SUFFIXES.map((suffix) => rm(join(dir, run.job, `${run.runId}${suffix}`), { force: true }))).catch((error: unknown) => {
+      logger.warn({ err: toError(error), job: run.job, runId: run.runId }, 'could not remove a run from the history');
+    });
+  };
+
+  // While a scan runs, saves and evictions also go to these, so that its result can be merged with them.
+  let scanning: { added: Set<string>; removed: Set<string> } | undefined;
+  const evict = (run: Kept): Promise<void> => {
+    index.remove(run.runId);
+    scanning?.added.delete(run.runId);
+    scanning?.removed.add(run.runId);
+    return removeRun(run);
+  };
+  /** Evicts the oldest kept runs while the total is over `maxBytes` (and those older than `maxAgeMs` when `now` is given). */
+  const enforce = async (now?: number): Promise<number> => {
+    const removals: Array<Promise<void>> = [];
+    for (let run = index.oldest(); run; run = index.oldest()) {
+      const tooOld = now !== undefined && now - run.startedAt > maxAgeMs;
+      if (!tooOld && index.total <= maxBytes) break;
+      removals.push(evict(run));
+    }
+    await Promise.all(removals);
+    return removals.length;
+  };
+
+  /** Every run in the folder with its size on disk; removes stale temporary files. */
+  const scan = async (): Promise<Map<string, Kept>> => {
+    const found = new Map<string, Kept & { hasRecord: boolean }>();
+    const jobs = await readdir(dir).catch(() => [] as string[]);
+    for (const job of jobs) {
+      const files = await readdir(join(dir, job)).catch(() => [] as string[]); // not a folder: foreign, left alone
+      for (let i = 0; i < files.length; i += SCAN_BATCH) {
+        await Promise.all(files.slice(i, i + SCAN_BATCH).map(async (f) => {
+          const path = join(dir, job, f);
+          if (TEMP_FILE.test(f)) {
+            const st = await stat(path).catch(() => undefined);
+            if (st && (st.mtimeMs < bornAt || Date.now() - st.mtimeMs > STALE_TEMP_MS)) await rm(path, { force: true }).catch(() => undefined);
+            return;
+          }
+          const m = RUN_FILE.exec(f);
+          if (!m) return; // a foreign file: neither counted nor removed
+          const runId = m[1]!;
+          const startedAt = runStartedAt(runId);
+          if (startedAt === undefined) return;
+          const st = await stat(path).catch(() => undefined); // gone meanwhile
+          if (!st?.isFile()) return;
+          const run = found.get(runId) ?? { job, runId, startedAt, bytes: 0, hasRecord: false };
+          run.bytes += st.size;
+          if (m[2] === 'json') run.hasRecord = true;
+          found.set(runId, run);
         }));
       }
-      for (const [runId, bytes] of sizes) {
-        const startedAt = parseInt(runId.split('-')[0] ?? '', 36);
-        if (Number.isFinite(startedAt)) runs.push({ job, runId, startedAt, bytes });
-      }
     }
-    runs.sort((a, b) => a.startedAt - b.startedAt);
-    let total = runs.reduce((sum, r) => sum + r.bytes, 0);
-    let removed = 0;
-    for (const r of runs) {
-      if (now - r.startedAt <= maxAgeMs && total <= maxBytes) break;
-      await Promise.all(['.json', '.stdout.log', '.stderr.log'].map((suffix) => rm(join(dir, r.job, `${r.runId}${suffix}`), { force: true })));
-      total -= r.bytes;
-      removed += 1;
+    const runs = new Map<string, Kept>();
+    for (const [runId, { hasRecord, ...run }] of found) {
+      // Logs without a record are a run in progress — unless it started before this process did
+      // (a crash left them): those are kept runs like any other.
+      if (hasRecord || run.startedAt < bornAt) runs.set(runId, run);
     }
-    return removed;
+    return runs;
   };
+
+  let pruning: Promise<number> | undefined;
+  const pruneAll = async (now: number): Promise<number> => {
+    const changes = { added: new Set<string>(), removed: new Set<string>() };
+    scanning = changes;
+    let found: Map<string, Kept>;
+    try {
+      found = await scan();
+    } finally {
+      scanning = undefined;
+    }
+    // Runs saved during the scan are known exactly; runs evicted during it are gone.
+    for (const runId of changes.added) {
+      const run = index.get(runId);
+      if (run) found.set(runId, run);
+    }
+    for (const runId of changes.removed) found.delete(runId);
+    index.replace(found.values());
+    return enforce(now);
+  };
+
   const findJob = (runId: string): string | undefined => {
     if (!RUN_ID.test(runId)) return undefined;
-    for (const job of readdirSync(dir)) {
+    let jobs: string[];
+    try {
+      jobs = readdirSync(dir);
+    } catch {
+      return undefined;
+    }
+    for (const job of jobs) {
       try {
-        statSync(join(dir, job, `${runId}.json`));
-        return job;
+        if (statSync(join(dir, job, `${runId}.json`)).isFile()) return job;
       } catch {
         // not this job
       }
     }
     return undefined;
   };
+
+  const sizeOf = (path: string): Promise<number> => stat(path).then((st) => st.size, () => 0);
+
   return {
     dir,
+    maxLogBytes,
     logPaths(job, runId) {
       const d = jobDir(job);
       return { stdout: join(d, `${runId}.stdout.log`), stderr: join(d, `${runId}.stderr.log`) };
     },
-    save(record) {
-      // One write (no temporary file and rename: this is per run, on the executor's hot path);
-      // readers skip a record they catch half-written.
-      const path = join(jobDir(record.job), `${record.runId}.json`);
-      return new Promise<void>((resolve, reject) => writeFile(path, JSON.stringify(record), (error) => (error ? reject(error) : resolve())));
+    async save(record) {
+      const d = jobDir(record.job);
+      const path = join(d, `${record.runId}.json`);
+      const text = JSON.stringify(record);
+      tempSeq += 1;
+      const temp = join(d, `.${record.runId}.json.${process.pid}-${tempSeq}.tmp`);
+      try {
+        await writeFile(temp, text, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+        await rename(temp, path);
+      } catch (error) {
+        await rm(temp, { force: true }).catch(() => undefined);
+        throw error;
+      }
+      const startedAt = runStartedAt(record.runId) ?? record.startedAt;
+      const [out, err] = await Promise.all([sizeOf(join(d, `${record.runId}.stdout.log`)), sizeOf(join(d, `${record.runId}.stderr.log`))]);
+      index.add({ job: record.job, runId: record.runId, startedAt, bytes: Buffer.byteLength(text) + out + err });
+      scanning?.added.add(record.runId);
+      scanning?.removed.delete(record.runId);
+      await enforce();
     },
     list(job, limit = 100) {
+      if (!NODE_NAME_PATTERN.test(job)) return [];
       let names: string[];
       try {
-        names = readdirSync(join(dir, job)).filter((f) => f.endsWith('.json') && !f.startsWith('.'));
+        names = readdirSync(join(dir, job)).filter((f) => f.endsWith('.json') && RUN_ID.test(f.slice(0, -5)));
       } catch {
         return [];
       }
       names.sort().reverse();
       const out: RunRecord[] = [];
-      for (const name of names.slice(0, limit)) {
-        try {
-          out.push(JSON.parse(readFileSync(join(dir, job, name), 'utf8')) as RunRecord);
-        } catch {
-          // a record being pruned
-        }
+      for (const name of names) {
+        if (out.length >= limit) break;
+        const record = readRecord(job, name.slice(0, -5));
+        if (record) out.push(record);
       }
       return out.sort((a, b) => b.startedAt - a.startedAt || (a.runId < b.runId ? 1 : -1));
     },
     get(runId) {
       const job = findJob(runId);
       if (!job) return undefined;
-      return { job, record: JSON.parse(readFileSync(join(dir, job, `${runId}.json`), 'utf8')) as RunRecord };
+      const record = readRecord(job, runId);
+      return record ? { job, record } : undefined;
     },
     logPath(runId, stream) {
       const job = findJob(runId);
@@ -148,6 +395,9 @@ export function createHistory(options: HistoryOptions): History {
     prune(now = Date.now()) {
       pruning ??= pruneAll(now).finally(() => { pruning = undefined; });
       return pruning;
+    },
+    usage() {
+      return { runs: index.size, bytes: index.total };
     },
   };
 }

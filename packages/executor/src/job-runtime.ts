@@ -555,6 +555,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         stderrPath: logs.stderr,
         timeoutMs,
         killGraceMs: ctx.killGraceMs,
+        maxLogBytes: ctx.history.maxLogBytes,
+        onLogError: (error) => logger.warn({ err: error, item, runId: run.runId }, 'could not write a run log: its output is discarded'),
         onSpawn: (pgid) => ctx.trackProcessGroup?.(pgid, job, run.runId, run.finished),
       });
       run.handle = handle;
@@ -565,7 +567,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         result = { status: 'failed', exitCode: null, signal: null, message: `this executor has no handler '${c.handler}'`, stdoutTail: '', stderrTail: '', startedAt, endedAt: Date.now() };
       } else {
         const handle = ctx.nodePool.run({
-          runId: run.runId, module, stdoutPath: logs.stdout, stderrPath: logs.stderr, timeoutMs, killGraceMs: ctx.killGraceMs,
+          runId: run.runId, module, stdoutPath: logs.stdout, stderrPath: logs.stderr, timeoutMs, killGraceMs: ctx.killGraceMs, maxLogBytes: ctx.history.maxLogBytes,
           context: { namespace, job, shardItem: item, shardTotal: c.shardingTotalCount, shardParam, jobParam, fireTime, runId: run.runId, fencingToken: claim.fencingToken, attempt, trigger },
           ...(startAt !== undefined ? { startAt, onStart } : {}),
         });
@@ -600,7 +602,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const handedOver = run.fenced === true && outcome.status === 'aborted' && c.failover && !c.localMode && !closed && config?.enabled === true && (await markFencedRun(item, claim));
     const recorded = !handedOver && (await complete(item, claim, outcome));
     if (!recorded && !handedOver) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over or its session is gone: outcome not recorded');
-    await ctx.history.save({ ...outcome, job, item, trigger, recorded }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
+    await ctx.history.save({ ...outcome, job, item, trigger, recorded, ...(result.truncated ? { truncated: result.truncated } : {}) }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
     metrics.runs.inc({ outcome: outcome.status });
     metrics.duration.observe(outcome.durationMs / 1000, { outcome: outcome.status });
     // Every run is in the history; the log gets a line per run only at debug, or when it did not succeed.

@@ -31,6 +31,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     advertiseHost: config.advertiseHost,
     clusterToken: config.clusterToken,
     killGraceMs: config.killGraceMs,
+    maxLogBytes: config.maxLogBytes,
     nodeWorkers: { max: config.nodeWorkers },
     logger,
     metrics: createMetrics(),

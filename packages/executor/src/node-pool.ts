@@ -26,7 +26,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createOutputTail, type OutputTail } from './output-tail.js';
-import { createLazyFile, type LazyFile } from './lazy-file.js';
+import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation, type LazyFile } from './lazy-file.js';
 import type { ParentMessage, WorkerMessage } from './node-protocol.js';
 import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
 import { siblingModule } from './sibling-module.js';
@@ -97,7 +97,7 @@ interface Active {
   stderrFile: LazyFile;
   ended?: 'timed-out' | StopReason;
   timers: NodeJS.Timeout[];
-  workerTails?: { stdout: string; stderr: string };
+  workerTails?: { stdout: string; stderr: string; truncated?: { stdout?: number; stderr?: number } };
   worker?: Worker;
   done: boolean;
   resolve: (r: RunResult) => void;
@@ -148,8 +148,20 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     const worker: Worker = { child, runs: [], dying: false, ready: false, exited: new Promise<void>((resolve) => child.once('close', () => resolve())) };
     if (child.pid) options.onWorker?.(child.pid, worker.exited);
     // Stray output (from a process the job started, say) goes to the running run, best effort.
-    child.stdout!.on('data', (c: Buffer) => { const a = current(worker); a?.stdout.push(c); a?.stdoutFile.write(c); });
-    child.stderr!.on('data', (c: Buffer) => { const a = current(worker); a?.stderr.push(c); a?.stderrFile.write(c); });
+    // (Capped like the worker's own capture; the pipe waits while the run's log file is full.)
+    for (const which of ['stdout', 'stderr'] as const) {
+      const pipe = child[which]!;
+      pipe.on('data', (c: Buffer) => {
+        const a = current(worker);
+        if (!a) return;
+        a[which].push(c);
+        const file = which === 'stdout' ? a.stdoutFile : a.stderrFile;
+        if (!file.write(c)) {
+          pipe.pause();
+          file.onDrain(() => pipe.resume());
+        }
+      });
+    }
     child.on('message', (m: WorkerMessage) => {
       if (m.type === 'ready') {
         for (const module of preloads) send(worker, { type: 'preload', module });
@@ -183,7 +195,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         }
         return;
       }
-      a.workerTails = { stdout: m.stdoutTail, stderr: m.stderrTail };
+      a.workerTails = { stdout: m.stdoutTail, stderr: m.stderrTail, ...(m.truncated ? { truncated: m.truncated } : {}) };
       finish(a, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
     });
     // After the process exits, kill what it left in its group so that its pipes close; then, on
@@ -246,10 +258,11 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     const endedAt = Date.now();
     // The log files are complete before the run is reported done; a killed worker sent no tails,
     // so they come from the files it wrote.
-    void Promise.all([a.stdoutFile.end(), a.stderrFile.end()]).then(() => {
+    void Promise.all([a.stdoutFile.end(), a.stderrFile.end()]).then(([strayOut, strayErr]) => {
+      const truncated = logTruncation((a.workerTails?.truncated?.stdout ?? 0) + strayOut, (a.workerTails?.truncated?.stderr ?? 0) + strayErr);
       const stdoutTail = (a.workerTails?.stdout ?? (a.started ? fileTail(a.spec.stdoutPath) : '')) + a.stdout.text();
       const stderrTail = (a.workerTails?.stderr ?? (a.started ? fileTail(a.spec.stderrPath) : '')) + a.stderr.text();
-      a.resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.slice(-4096), stderrTail: stderrTail.slice(-4096), startedAt: a.startedAt, endedAt, ...(withdrawn ? { withdrawn } : {}) });
+      a.resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.slice(-4096), stderrTail: stderrTail.slice(-4096), startedAt: a.startedAt, endedAt, ...(truncated ? { truncated } : {}), ...(withdrawn ? { withdrawn } : {}) });
     });
     pump();
   }
@@ -318,8 +331,8 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       const a = backlog.shift()!;
       a.worker = target;
       target.runs.push(a);
-      const { runId, module, context, stdoutPath, stderrPath, startAt } = a.spec;
-      send(target, { type: 'run', runId, module, context, stdoutPath, stderrPath, ...(startAt !== undefined ? { startAt } : {}) });
+      const { runId, module, context, stdoutPath, stderrPath, startAt, maxLogBytes } = a.spec;
+      send(target, { type: 'run', runId, module, context, stdoutPath, stderrPath, ...(startAt !== undefined ? { startAt } : {}), ...(maxLogBytes !== undefined ? { maxLogBytes } : {}) });
       if (target.runs.length > 1 && !recallTimer) recallTimer = setTimeout(recallStuck, youngMs);
     }
   }
@@ -367,8 +380,8 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         withdrawing: false,
         stdout: createOutputTail(),
         stderr: createOutputTail(),
-        stdoutFile: createLazyFile(spec.stdoutPath),
-        stderrFile: createLazyFile(spec.stderrPath),
+        stdoutFile: createLazyFile(spec.stdoutPath, { maxBytes: spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES }),
+        stderrFile: createLazyFile(spec.stderrPath, { maxBytes: spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES }),
         timers: [],
         done: false,
         resolve: () => undefined,

@@ -8,16 +8,26 @@
  * .write` — into the run's log files (opened on the first output) and its 4 KB tails, so a run costs
  * one message each way. Output written straight to the worker's file descriptors (by a child
  * process the job starts, say) still reaches the executor through the pipes, best effort.
+ *
+ * The logs are written synchronously (`writeSync`, file mode 0600) and capped at the run's
+ * `maxLogBytes` per stream: a job's `console.log` waits for the disk instead of queueing in memory
+ * (a synchronous call cannot be told to wait for a drain, and the worker runs one job at a time, so
+ * the wait falls on that job alone); past the cap the output is counted and dropped, and the log
+ * ends with a marker line. The discarded bytes go back in `done`.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
+import { createLogCap, DEFAULT_MAX_LOG_BYTES, logTruncation, logTruncationMarker, PRIVATE_FILE_MODE, type LogCap } from './lazy-file.js';
 import type { ParentMessage, WorkerMessage } from './node-protocol.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 
 interface Capture {
   path: string;
-  file: WriteStream | undefined;
+  /** Opened on the first output; -1 once it could not be opened or written. */
+  fd: number | undefined;
+  cap: LogCap;
+  maxBytes: number;
   tail: OutputTail;
 }
 
@@ -31,14 +41,45 @@ const send = (message: WorkerMessage): void => {
   process.send?.(message);
 };
 
+/** Writes all of `buffer` to the capture's file; on an error the file is given up (never a throw). */
+function writeAll(c: Capture, buffer: Buffer): void {
+  try {
+    c.fd ??= openSync(c.path, 'a', PRIVATE_FILE_MODE);
+    if (c.fd < 0) return;
+    let offset = 0;
+    while (offset < buffer.length) offset += writeSync(c.fd, buffer, offset, buffer.length - offset);
+  } catch {
+    // Disk full, folder gone: the rest of this run's output is dropped (and counted).
+    if (c.fd !== undefined && c.fd >= 0) closeSync(c.fd);
+    c.fd = -1;
+  }
+}
+
 function capture(which: 'stdout' | 'stderr', chunk: unknown): boolean {
   const c = current?.[which];
   if (!c) return false;
-  const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+  const buffer = Buffer.isBuffer(chunk) ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk) : Buffer.from(String(chunk));
   c.tail.push(buffer);
-  c.file ??= createWriteStream(c.path, { flags: 'a' });
-  c.file.write(buffer);
+  if (c.fd === -1) c.cap.drop(buffer);
+  else {
+    const part = c.cap.take(buffer);
+    if (part.length > 0) writeAll(c, part);
+  }
   return true;
+}
+
+/** Ends a capture's file with the marker if output was dropped; the bytes dropped. */
+function endCapture(c: Capture): number {
+  if (c.cap.discarded > 0 && c.fd !== -1) writeAll(c, Buffer.from(logTruncationMarker(c.maxBytes, c.cap.discarded)));
+  if (c.fd !== undefined && c.fd >= 0) {
+    try {
+      closeSync(c.fd);
+    } catch {
+      // closed already
+    }
+  }
+  c.fd = -1;
+  return c.cap.discarded;
 }
 
 // Route the run's JavaScript output into its capture (the real streams stay for stray output).
@@ -55,13 +96,11 @@ for (const which of ['stdout', 'stderr'] as const) {
   }) as typeof stream.write;
 }
 
-const endFile = (c: Capture): Promise<void> => new Promise((resolve) => (c.file ? c.file.end(() => resolve()) : resolve()));
-
-async function finish(runId: string, ok: boolean, message: string): Promise<void> {
+function finish(runId: string, ok: boolean, message: string): void {
   const c = current;
   current = undefined;
-  if (c) await Promise.all([endFile(c.stdout), endFile(c.stderr)]);
-  send({ type: 'done', runId, ok, message, stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '' });
+  const truncated = c ? logTruncation(endCapture(c.stdout), endCapture(c.stderr)) : undefined;
+  send({ type: 'done', runId, ok, message, stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '', ...(truncated ? { truncated } : {}) });
 }
 
 type RunMessage = Extract<ParentMessage, { type: 'run' }>;
@@ -143,10 +182,9 @@ async function runNext(): Promise<void> {
 async function runOne(raw: RunMessage): Promise<void> {
   controller = new AbortController();
   owner = true;
-  current = {
-    stdout: { path: raw.stdoutPath, file: undefined, tail: createOutputTail() },
-    stderr: { path: raw.stderrPath, file: undefined, tail: createOutputTail() },
-  };
+  const maxBytes = Math.max(1, raw.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
+  const open = (path: string): Capture => ({ path, fd: undefined, cap: createLogCap(maxBytes), maxBytes, tail: createOutputTail() });
+  current = { stdout: open(raw.stdoutPath), stderr: open(raw.stderrPath) };
   send({ type: 'started', runId: raw.runId, at: Date.now() });
   const signal = controller.signal;
   try {
@@ -159,11 +197,11 @@ async function runOne(raw: RunMessage): Promise<void> {
       isOwner: () => owner,
     };
     const result = (await job.run(ctx)) as { message?: unknown } | undefined;
-    await finish(raw.runId, true, result && typeof result.message === 'string' ? result.message : '');
+    finish(raw.runId, true, result && typeof result.message === 'string' ? result.message : '');
   } catch (error) {
     const e = error instanceof Error ? error : new Error(String(error));
     process.stderr.write(`${e.stack ?? e.message}\n`);
-    await finish(raw.runId, false, e.message);
+    finish(raw.runId, false, e.message);
   }
 }
 

@@ -10,6 +10,17 @@ export interface RunIo {
   timeoutMs: number;
   /** Between SIGTERM and SIGKILL on timeout or stop, in ms. */
   killGraceMs: number;
+  /**
+   * Bytes of each stream kept in its log file; past it the output is discarded and the log ends
+   * with a marker line. Default 64 MiB (`DEFAULT_MAX_LOG_BYTES`).
+   */
+  maxLogBytes?: number;
+}
+
+/** Bytes discarded past the log cap, per stream (absent: nothing was). */
+export interface LogTruncation {
+  stdout?: number;
+  stderr?: number;
 }
 
 /** How a run ended. */
@@ -23,6 +34,8 @@ export interface RunResult {
   stderrTail: string;
   startedAt: number;
   endedAt: number;
+  /** Present when a log reached its cap: the bytes discarded per stream. */
+  truncated?: LogTruncation;
   /** Taken back before it started ({@link RunHandle.withdraw}): it never ran. */
   withdrawn?: boolean;
 }

@@ -4,11 +4,16 @@
  * group, SIGKILL after the grace — grandchildren die too. When the shell exits, whatever it left
  * running in its group is killed as well (a run ends with its process; use `setsid` to escape).
  * Exit 0 = succeeded. A script may write `{"message": "..."}` to `$ORRERY_RESULT_FILE`.
+ *
+ * Output: each stream goes to its log file, capped at `maxLogBytes` (lazy-file.ts: past the cap it
+ * is discarded and counted, the result's `truncated` says how much), and to a 4 KB tail. While a
+ * log file's buffer is full the child's pipe is paused (resumed on drain), so a job printing faster
+ * than the disk takes blocks on its own writes instead of filling the executor's memory.
  */
 import { spawn } from 'node:child_process';
 import { stdioWithoutSockets } from '@orrery/core';
 import { readFileSync, rmSync } from 'node:fs';
-import { createLazyFile } from './lazy-file.js';
+import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation } from './lazy-file.js';
 import { createOutputTail } from './output-tail.js';
 import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
 
@@ -22,6 +27,8 @@ export interface ShellRunSpec extends RunIo {
   cwd?: string;
   /** Called with the process group id as soon as it exists (orphan records). */
   onSpawn?: (pgid: number) => void;
+  /** Told when a log file cannot be written (its output is discarded from then on). */
+  onLogError?: (error: Error) => void;
 }
 
 const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
@@ -45,14 +52,26 @@ export function runShell(spec: ShellRunSpec): RunHandle {
   if (pgid) spec.onSpawn?.(pgid);
   const stdoutTail = createOutputTail();
   const stderrTail = createOutputTail();
-  const stdoutFile = createLazyFile(spec.stdoutPath);
-  const stderrFile = createLazyFile(spec.stderrPath);
+  const logOptions = { maxBytes: spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES, onError: spec.onLogError };
+  const stdoutFile = createLazyFile(spec.stdoutPath, logOptions);
+  const stderrFile = createLazyFile(spec.stderrPath, logOptions);
   let outEnded = false;
   let errEnded = false;
   child.stdout!.once('end', () => { outEnded = true; });
   child.stderr!.once('end', () => { errEnded = true; });
-  child.stdout!.on('data', (c: Buffer) => { stdoutTail.push(c); stdoutFile.write(c); });
-  child.stderr!.on('data', (c: Buffer) => { stderrTail.push(c); stderrFile.write(c); });
+  // Back-pressure: while a log file's buffer is full the pipe is paused (the job blocks on its
+  // write), so a job printing faster than the disk takes costs no memory here.
+  const pipeTo = (pipe: NodeJS.ReadableStream, tail: typeof stdoutTail, file: typeof stdoutFile): void => {
+    pipe.on('data', (c: Buffer) => {
+      tail.push(c);
+      if (!file.write(c)) {
+        pipe.pause();
+        file.onDrain(() => pipe.resume());
+      }
+    });
+  };
+  pipeTo(child.stdout!, stdoutTail, stdoutFile);
+  pipeTo(child.stderr!, stderrTail, stderrFile);
 
   let ended: 'timed-out' | StopReason | undefined;
   let killTimer: NodeJS.Timeout | undefined;
@@ -104,7 +123,10 @@ export function runShell(spec: ShellRunSpec): RunHandle {
         if (!message && status === 'aborted') message = `stopped (${ended})`;
         if (!message && status === 'failed') message = signal ? `killed by ${signal}` : `exit code ${exitCode}`;
         const result: RunResult = { status, exitCode, signal, message, stdoutTail: stdoutTail.text(), stderrTail: stderrTail.text(), startedAt, endedAt: Date.now() };
-        void flushed.then(() => resolve(result));
+        void flushed.then(([outLost, errLost]) => {
+          const truncated = logTruncation(outLost, errLost);
+          resolve(truncated ? { ...result, truncated } : result);
+        });
       };
       // The group was just killed, so the pipes end promptly; wait for them (all the output), but
       // not forever should something outside the group hold them.
