@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { NODE_NAME_PATTERN, OrreryError, type ValidationIssue } from '@orrery/core';
+import { parseSecretEnv } from './job-env.js';
 import { DEFAULT_MAX_LOG_BYTES } from './lazy-file.js';
 
 export interface ExecutorConfig {
@@ -19,6 +20,11 @@ export interface ExecutorConfig {
   httpHost: string;
   advertiseHost: string | undefined;
   clusterToken: string | undefined;
+  /**
+   * Variables (names, or `PREFIX*`) kept from jobs besides Orrery's own secrets: `--secret-env` and
+   * `ORRERY_SECRET_ENV`, both (job-env.ts).
+   */
+  secretEnv: string[];
   sessionTimeoutMs: number;
   killGraceMs: number;
   shutdownTimeoutMs: number;
@@ -35,7 +41,7 @@ const MAX_LOG_SIZE_MIB = 4096;
 export const EXECUTOR_USAGE = `Usage: orrery-executor --namespace NS [--zk HOST:PORT[,…]] [--root PATH] [--name NAME] [--jobs DIR]
                        [--tags a,b] [--http-port N] [--http-host H] [--advertise-host H] [--data-dir DIR]
                        [--session-timeout SECONDS] [--kill-grace SECONDS] [--shutdown-timeout SECONDS]
-                       [--node-workers N] [--max-log-size MB] [--log-level L]
+                       [--node-workers N] [--secret-env NAME[,NAME…]] [--max-log-size MB] [--log-level L]
 
 Runs the shards of its namespace's jobs that the allocator gives it.
   --namespace        the namespace (env ORRERY_NAMESPACE)
@@ -52,6 +58,9 @@ Runs the shards of its namespace's jobs that the allocator gives it.
   --shutdown-timeout on SIGTERM/SIGINT, seconds to let runs in progress finish (default 30);
                      a second signal stops them at once
   --node-workers     at most this many Node job processes at once (default 8)
+  --secret-env       variables jobs never see, besides Orrery's own (ORRERY_CLUSTER_TOKEN,
+                     ORRERY_ZK_AUTH, ORRERY_ADMIN_PASSWORD): names, or a prefix and * (AWS_*);
+                     env ORRERY_SECRET_ENV adds to the list
   --max-log-size     keep at most this many MiB of each run's stdout and of its stderr (1 to 4096,
                      default 64); the rest is discarded and the log ends with a marker line
   --log-level        trace|debug|info|warn|error (default info)
@@ -68,7 +77,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
         namespace: { type: 'string', short: 'n' }, zk: { type: 'string' }, root: { type: 'string' }, name: { type: 'string' },
         jobs: { type: 'string' }, tags: { type: 'string' }, 'http-port': { type: 'string' }, 'http-host': { type: 'string' },
         'advertise-host': { type: 'string' }, 'data-dir': { type: 'string' }, 'session-timeout': { type: 'string' },
-        'kill-grace': { type: 'string' }, 'shutdown-timeout': { type: 'string' }, 'node-workers': { type: 'string' }, 'max-log-size': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'kill-grace': { type: 'string' }, 'shutdown-timeout': { type: 'string' }, 'node-workers': { type: 'string' }, 'secret-env': { type: 'string' }, 'max-log-size': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (error) {
@@ -98,6 +107,13 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
   const shutdownTimeout = int('--shutdown-timeout', values['shutdown-timeout'], 0, 3600, 30);
   const nodeWorkers = int('--node-workers', values['node-workers'], 1, 256, 8);
   const maxLogMiB = int('--max-log-size', values['max-log-size'], 1, MAX_LOG_SIZE_MIB, DEFAULT_MAX_LOG_BYTES / MIB);
+  const secretEnv = new Set<string>();
+  // Both lists count: a flag never makes visible a variable the environment hides.
+  for (const [field, raw] of [['--secret-env', values['secret-env']], ['ORRERY_SECRET_ENV', env.ORRERY_SECRET_ENV]] as const) {
+    const parsed = parseSecretEnv(raw ?? '', field);
+    for (const name of parsed.names) secretEnv.add(name);
+    issues.push(...parsed.issues);
+  }
   const logLevel = values['log-level'] ?? 'info';
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) issues.push({ field: '--log-level', rule: 'one-of', message: `--log-level: must be trace, debug, info, warn or error (got '${logLevel}')` });
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
@@ -118,6 +134,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
     shutdownTimeoutMs: shutdownTimeout * 1000,
     nodeWorkers,
     maxLogBytes: maxLogMiB * MIB,
+    secretEnv: Object.freeze([...secretEnv]) as string[],
     logLevel,
   });
 }

@@ -47,6 +47,7 @@ import { createClaimLead } from './claim-lead.js';
 import { createExecutorMetrics } from './executor-metrics.js';
 import { createHistory, type History } from './history.js';
 import { startExecutorHttp, type ExecutorHttp } from './http-api.js';
+import { jobEnvironment } from './job-env.js';
 import { loadJobModules, type JobModules } from './job-modules.js';
 import { createJobRuntime, type JobRuntime } from './job-runtime.js';
 import { createNodePool, type NodePool } from './node-pool.js';
@@ -78,6 +79,15 @@ export interface ExecutorOptions {
   advertiseHost?: string;
   /** Authenticates the run-history endpoint. */
   clusterToken?: string;
+  /**
+   * The environment jobs start from (shell jobs, Node job workers, the `--jobs` discovery child).
+   * Default: this process's environment. Either way Orrery's own secrets (`BUILT_IN_SECRET_ENV`:
+   * `ORRERY_CLUSTER_TOKEN`, `ORRERY_ZK_AUTH`, `ORRERY_ADMIN_PASSWORD`) and what `secretEnv` names
+   * are removed from it, once, at `createExecutor`.
+   */
+  jobEnv?: Readonly<Record<string, string | undefined>>;
+  /** More variables jobs never see: names, or a prefix and `*` (`AWS_*`); see `parseSecretEnv`. Default none. */
+  secretEnv?: readonly string[];
   /** Between SIGTERM and SIGKILL on a timeout or stop, in ms. Default 5000. */
   killGraceMs?: number;
   /**
@@ -151,6 +161,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const retired = new Set<JobRuntime>();
   const allRuntimes = (): JobRuntime[] => [...runtimes.values(), ...retired];
   const orphans = createOrphanRecords(dataDir);
+  // An embedding service that gives no environment lends its own (the one read of process.env
+  // outside main.ts): jobs always ran with it; now without Orrery's secrets.
+  const jobEnv = Object.freeze(jobEnvironment(options.jobEnv ?? process.env, options.secretEnv ?? []));
   let leaving = false;
   const fence: SessionFence = createSessionFence({
     zk, logger, killGraceMs: options.killGraceMs ?? 5000, guard: options.fenceGuard ?? true,
@@ -194,7 +207,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     if (!r) {
       r = createJobRuntime({
         zk, namespace, executor: name, logger, emitter, metrics, history, nodePool: nodePool!, modules,
-        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive, claimLead,
+        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive, claimLead, jobEnv,
         canStart: () => !leaving && fence.canStart(),
         eventAlarm: (kind, j, body) => alarms.jobEvent(kind, j, body),
         trackProcessGroup: (pgid, j, runId, done) => {
@@ -289,13 +302,14 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // Private: result files of runs land here.
       mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
       chmodSync(tmpDir, 0o700);
-      modules = await loadJobModules(options.jobsDir);
+      modules = await loadJobModules(options.jobsDir, undefined, jobEnv);
       // What a crashed previous life of this executor left running dies before it registers.
       const reaped = await orphans.reap();
       if (reaped.length > 0) logger.warn({ groups: reaped }, 'killed job process groups left by a previous run of this executor');
       nodePool = createNodePool({
         min: modules.size > 0 ? (options.nodeWorkers?.min ?? 1) : 0,
         max: options.nodeWorkers?.max ?? 8,
+        env: jobEnv,
         onWorker: (pgid, exited) => {
           fence.track(pgid);
           void exited.then(() => fence.untrack(pgid));

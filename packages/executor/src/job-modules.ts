@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { OrreryError, stdioWithoutSockets } from '@orrery/core';
 import type { Discovery } from './job-discovery.js';
+import { jobEnvironment } from './job-env.js';
 import { siblingModule } from './sibling-module.js';
 
 /** Handler name → module path. */
@@ -18,12 +19,16 @@ export type JobModules = ReadonlyMap<string, string>;
 
 const DISCOVERY = fileURLToPath(siblingModule(import.meta.url, 'job-discovery'));
 
-/** Imports the modules of `dir` in a child process; fails naming every bad file. */
-export async function loadJobModules(dir: string | undefined, timeoutMs = 60_000): Promise<JobModules> {
+/**
+ * Imports the modules of `dir` in a child process; fails naming every bad file. The child runs job
+ * code (the modules' top level), so it gets `env` — the jobs' environment, without Orrery's secrets
+ * (job-env.ts; default: this process's without the built-in ones).
+ */
+export async function loadJobModules(dir: string | undefined, timeoutMs = 60_000, env?: Readonly<Record<string, string | undefined>>): Promise<JobModules> {
   if (!dir) return new Map();
   const child = spawn(process.execPath, ['--import', 'tsx', DISCOVERY, dir], {
     stdio: stdioWithoutSockets(['ignore', 'ignore', 'pipe', 'ipc']),
-    env: process.env,
+    env: jobEnvironment(env ?? process.env),
   });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => { if (stderr.length < 8192) stderr += c.toString('utf8'); });

@@ -23,6 +23,7 @@ import {
   checkApplied,
   checkAssignment,
   claimShard,
+  clipShardMessage,
   completeShard,
   createLeaderLatch,
   markFailover,
@@ -83,6 +84,8 @@ export interface RuntimeContext {
   claimLead: ClaimLead;
   /** This job now has `items` Node shards to run here (0: none), so the pool can start workers ahead. */
   nodeDemand?(job: string, items: number): void;
+  /** The environment shell jobs start from: the executor's without Orrery's secrets (job-env.ts). */
+  jobEnv?: Readonly<Record<string, string>>;
 }
 
 interface ActiveRun {
@@ -550,6 +553,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       const handle = runShell({
         command: c.command ?? 'false',
         env,
+        ...(ctx.jobEnv ? { baseEnv: ctx.jobEnv } : {}),
         resultFile: join(ctx.tmpDir, `${run.runId}.result.json`),
         stdoutPath: logs.stdout,
         stderrPath: logs.stderr,
@@ -592,9 +596,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       fireTime,
       attempt,
       fencingToken: claim.fencingToken,
-      message: result.message.slice(0, 4096),
-      stdoutTail: result.stdoutTail,
-      stderrTail: result.stderrTail,
+      // The shard node keeps a short message, never the output (it stays in the run record).
+      message: clipShardMessage(result.message),
     };
     // A run the self-fence stopped whose claim still stands once ZooKeeper answers (the session
     // survived: the link was slow, not gone) did not fail, it was interrupted: with failover, its
@@ -602,7 +605,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const handedOver = run.fenced === true && outcome.status === 'aborted' && c.failover && !c.localMode && !closed && config?.enabled === true && (await markFencedRun(item, claim));
     const recorded = !handedOver && (await complete(item, claim, outcome));
     if (!recorded && !handedOver) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over or its session is gone: outcome not recorded');
-    await ctx.history.save({ ...outcome, job, item, trigger, recorded, ...(result.truncated ? { truncated: result.truncated } : {}) }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
+    await ctx.history.save({ ...outcome, job, item, trigger, recorded, stdoutTail: result.stdoutTail, stderrTail: result.stderrTail, ...(result.truncated ? { truncated: result.truncated } : {}) }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
     metrics.runs.inc({ outcome: outcome.status });
     metrics.duration.observe(outcome.durationMs / 1000, { outcome: outcome.status });
     // Every run is in the history; the log gets a line per run only at debug, or when it did not succeed.

@@ -30,6 +30,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     httpHost: config.httpHost,
     advertiseHost: config.advertiseHost,
     clusterToken: config.clusterToken,
+    // Jobs get this process's environment without Orrery's secrets (job-env.ts), computed once.
+    jobEnv: process.env,
+    secretEnv: config.secretEnv,
     killGraceMs: config.killGraceMs,
     maxLogBytes: config.maxLogBytes,
     nodeWorkers: { max: config.nodeWorkers },

@@ -25,6 +25,7 @@ import { stdioWithoutSockets } from '@orrery/core';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { jobEnvironment } from './job-env.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation, type LazyFile } from './lazy-file.js';
 import type { ParentMessage, WorkerMessage } from './node-protocol.js';
@@ -58,6 +59,12 @@ export interface NodePoolOptions {
   pipelineDepth?: number;
   /** Each worker's process group, once started, and when it is gone (the fence guard tracks them). */
   onWorker?(pgid: number, exited: Promise<void>): void;
+  /**
+   * The environment of the worker processes — what a Node job sees in `process.env`: the
+   * executor's, without Orrery's secrets (job-env.ts). Orrery's built-in secrets are dropped from
+   * it again here. Default: this process's environment without them.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The pool. */
@@ -143,7 +150,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
       detached: true, // its own process group: a kill takes whatever the job started, too
       stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']), // never the executor's ZooKeeper socket
-      env: process.env,
+      env: jobEnvironment(options.env ?? process.env),
     });
     const worker: Worker = { child, runs: [], dying: false, ready: false, exited: new Promise<void>((resolve) => child.once('close', () => resolve())) };
     if (child.pid) options.onWorker?.(child.pid, worker.exited);

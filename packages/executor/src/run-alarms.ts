@@ -3,6 +3,11 @@
  * `alarm.onTimeout`), POST a JSON alarm to the job's `alarm.webhook`, else the namespace's, at most
  * once per job and kind per the namespace's silence window. The job leader's `failover` events
  * (a crashed run marked for a re-run) go to the namespace's webhook the same way.
+ *
+ * A run alarm carries the outcome's short message (the same as the shard node in ZooKeeper: at most
+ * `SHARD_MESSAGE_MAX_BYTES`, for a failure the last line of stderr), never the run's output: a
+ * webhook is often a third party's (a chat, a pager), and the output may hold anything the job
+ * printed. The full output stays on the executor (`GET /runs/:runId/log`, with the cluster token).
  */
 import { checkNamespaceInfo, decodeJson, paths, toError, type JobConfig, type Logger, type ShardOutcome, type ZkClient } from '@orrery/core';
 
@@ -70,7 +75,6 @@ export function createRunAlarms(options: RunAlarmOptions): RunAlarms {
           message: outcome.message,
           fireTime: new Date(outcome.fireTime).toISOString(),
           runId: outcome.runId,
-          stderrTail: outcome.stderrTail.slice(-1024),
           at: new Date(now).toISOString(),
         });
         options.logger.warn({ job: config.name, item, kind }, 'run alarm sent');

@@ -14,14 +14,22 @@ import { spawn } from 'node:child_process';
 import { stdioWithoutSockets } from '@orrery/core';
 import { readFileSync, rmSync } from 'node:fs';
 import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation } from './lazy-file.js';
+import { jobEnvironment } from './job-env.js';
 import { createOutputTail } from './output-tail.js';
+import { failureMessage } from './run-message.js';
 import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
 
 /** What a shell run needs. */
 export interface ShellRunSpec extends RunIo {
   command: string;
-  /** The ORRERY_* variables (added to the executor's own environment). */
+  /** The ORRERY_* variables of the job contract (added to `baseEnv`; they always win). */
   env: Record<string, string>;
+  /**
+   * The environment the job starts from: the executor's, without Orrery's secrets (job-env.ts).
+   * Orrery's built-in secrets are dropped from it again here. Default: this process's environment
+   * without them.
+   */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
   /** Path of the result file (also given as ORRERY_RESULT_FILE). */
   resultFile: string;
   cwd?: string;
@@ -45,7 +53,7 @@ export function runShell(spec: ShellRunSpec): RunHandle {
   const child = spawn('/bin/sh', ['-c', spec.command], {
     detached: true, // a new process group, led by the shell
     cwd: spec.cwd,
-    env: { ...process.env, ...spec.env, ORRERY_RESULT_FILE: spec.resultFile },
+    env: jobEnvironment(spec.baseEnv ?? process.env, [], { ...spec.env, ORRERY_RESULT_FILE: spec.resultFile }),
     stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe']), // never the executor's ZooKeeper socket
   });
   const pgid = child.pid ?? 0;
@@ -121,7 +129,7 @@ export function runShell(spec: ShellRunSpec): RunHandle {
         const status = ended === 'timed-out' ? 'timed-out' : ended ? 'aborted' : exitCode === 0 ? 'succeeded' : 'failed';
         if (!message && status === 'timed-out') message = `timed out after ${spec.timeoutMs / 1000} s`;
         if (!message && status === 'aborted') message = `stopped (${ended})`;
-        if (!message && status === 'failed') message = signal ? `killed by ${signal}` : `exit code ${exitCode}`;
+        if (!message && status === 'failed') message = failureMessage(stderrTail.text(), exitCode, signal);
         const result: RunResult = { status, exitCode, signal, message, stdoutTail: stdoutTail.text(), stderrTail: stderrTail.text(), startedAt, endedAt: Date.now() };
         void flushed.then(([outLost, errLost]) => {
           const truncated = logTruncation(outLost, errLost);
