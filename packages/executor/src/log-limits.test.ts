@@ -18,7 +18,8 @@ const io = (maxLogBytes?: number) => {
   n += 1;
   return { stdoutPath: join(dir, `${n}.out`), stderrPath: join(dir, `${n}.err`), timeoutMs: 60_000, killGraceMs: 500, ...(maxLogBytes ? { maxLogBytes } : {}) };
 };
-const fixture = (name: string): string => fileURLToPath(new URL(`../test/fixtures/jobs/${name}`, import.meta.url));
+// Not in fixtures/jobs: other tests list that folder's handlers.
+const fixture = (name: string): string => fileURLToPath(new URL(`../test/fixtures/flood/${name}`, import.meta.url));
 
 describe('shell runs', () => {
   it('cap a flood of output: the log ends with the marker, the result counts the discarded bytes, the run succeeds', async () => {
