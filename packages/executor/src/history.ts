@@ -272,7 +272,7 @@ export function createHistory(options: HistoryOptions): History {
           const path = join(dir, job, f);
           if (TEMP_FILE.test(f)) {
             const st = await stat(path).catch(() => undefined);
-            if (st && (st.mtimeMs < bornAt || Date.now() - st.mtimeMs > STALE_TEMP_MS)) await rm(path, { force: true }).catch(() => undefined);
+            if (st && Date.now() - st.mtimeMs > STALE_TEMP_MS) await rm(path, { force: true }).catch(() => undefined);
             return;
           }
           const m = RUN_FILE.exec(f);

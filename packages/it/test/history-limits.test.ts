@@ -33,6 +33,13 @@ async function job(config: JobConfigInput): Promise<void> {
 
 const lastOutcome = async (name: string) => (await readShard(c.zk, paths.jobShard(NS, name, 0)))?.state.last;
 const runsDir = (name: string): string => join(c.dir, 'e1', 'runs', name);
+/** The run record of the job's last run (saved just after the outcome is in ZooKeeper). */
+async function savedRecord(name: string): Promise<{ runId: string; status: string; truncated?: { stdout?: number; stderr?: number } }> {
+  const runId = (await lastOutcome(name))!.runId;
+  let text = '';
+  await eventually(() => { text = readFileSync(join(runsDir(name), `${runId}.json`), 'utf8'); });
+  return JSON.parse(text) as { runId: string; status: string; truncated?: { stdout?: number; stderr?: number } };
+}
 const api = (path: string) => fetch(`http://127.0.0.1:${e1.port}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } });
 
 /** The executor's resident memory, in bytes (VmRSS of /proc/<pid>/status). */
@@ -64,8 +71,8 @@ describe('run logs', () => {
     console.log(`executor RSS ${Math.round(before / MIB)} MB before, ${Math.round(peak / MIB)} MB at the peak (+${grewMB.toFixed(1)} MB) while a job printed 200 MB`);
     expect(grewMB).toBeLessThan(60);
 
-    const runId = (await lastOutcome('flood'))!.runId;
-    const record = JSON.parse(readFileSync(join(runsDir('flood'), `${runId}.json`), 'utf8')) as { status: string; truncated?: { stdout?: number; stderr?: number } };
+    const record = await savedRecord('flood');
+    const runId = record.runId;
     expect(record.status).toBe('succeeded');
     expect(record.truncated).toEqual({ stdout: total - CAP_MIB * MIB });
     const logPath = join(runsDir('flood'), `${runId}.stdout.log`);
@@ -79,7 +86,7 @@ describe('run logs', () => {
     await job({ name: 'private', type: 'shell', command: 'echo secret; echo also >&2' });
     expect((await c.cli('run', 'private')).code).toBe(0);
     await eventually(async () => expect((await lastOutcome('private'))?.status).toBe('succeeded'));
-    const runId = (await lastOutcome('private'))!.runId;
+    const { runId } = await savedRecord('private');
     const mode = (path: string): number => statSync(path).mode & 0o777;
     expect(mode(join(c.dir, 'e1', 'runs'))).toBe(0o700);
     expect(mode(runsDir('private'))).toBe(0o700);
@@ -91,7 +98,7 @@ describe('run logs', () => {
 describe('a corrupt record', () => {
   it('is skipped by the history endpoint, logged once naming its file, and the executor stays up', async () => {
     await eventually(async () => expect((await lastOutcome('private'))?.status).toBe('succeeded'));
-    const good = (await lastOutcome('private'))!.runId;
+    const good = (await savedRecord('private')).runId;
     const badId = `${Date.now().toString(36)}-0-corrupt`;
     const badFile = join(runsDir('private'), `${badId}.json`);
     writeFileSync(badFile, '{"job": "private", "runId": "'); // a record cut short
