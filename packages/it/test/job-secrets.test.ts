@@ -107,10 +107,13 @@ async function runOnce(input: JobConfigInput): Promise<ShardOutcome> {
   return last!;
 }
 
+/** A run's full log from the executor (its record is saved just after the outcome is recorded). */
 async function log(runId: string, stream: 'stdout' | 'stderr'): Promise<string> {
-  const res = await api(`/runs/${runId}/log?stream=${stream}`);
-  expect(res.status).toBe(200);
-  return res.text();
+  return eventually(async () => {
+    const res = await api(`/runs/${runId}/log?stream=${stream}`);
+    expect(res.status).toBe(200);
+    return res.text();
+  });
 }
 
 /** Every node under `path` (the client's root: the test's own), with its data as text. */
@@ -167,7 +170,11 @@ describe('ZooKeeper holds outcomes and a short message, never output', () => {
     expect(token).toBeDefined();
     expect(await log(outcome.runId, 'stderr')).toContain(`token=${token}`);
     // The run record on the executor keeps the tails.
-    const record = await (await api(`/runs/${outcome.runId}`)).json() as { stdoutTail?: string; stderrTail?: string; message: string };
+    const record = await eventually(async () => {
+      const res = await api(`/runs/${outcome.runId}`);
+      expect(res.status).toBe(200);
+      return await res.json() as { stdoutTail?: string; stderrTail?: string; message: string };
+    });
     expect(record.stdoutTail).toContain(token);
     expect(record.stderrTail).toContain(token);
     // The failure alarm carries the message, not the output.
