@@ -11,7 +11,7 @@ export interface ExecutorEvents {
   'run:started': { job: string; item: number; fireTime: number; runId: string; attempt: number; lateMs: number; trigger: RunRecord['trigger']; fencingToken: number };
   'run:finished': { job: string; item: number; fireTime: number; runId: string; status: RunStatus; recorded: boolean; attempt: number };
   /** A fire that did not run here, and why. */
-  'fire:skipped': { job: string; item: number | undefined; fireTime: number; reason: 'misfire' | 'overlap' | 'already-ran' | 'raced' | 'not-connected' | 'failover-pending' };
+  'fire:skipped': { job: string; item: number | undefined; fireTime: number; reason: 'misfire' | 'overlap' | 'already-ran' | 'raced' | 'not-connected' | 'failover-pending' | 'job-deleted' | 'bad-shard' };
   /** As job leader: a run of a dead session was marked for a failover re-run. */
   'failover:marked': { job: string; item: number; fireTime: number; executor: string; runId: string };
   /** Self-fencing stopped every run (the ZooKeeper session may expire, or did). */

@@ -11,6 +11,8 @@ export interface ExecutorMetrics {
   running: NumberMetric;
   alarms: NumberMetric;
   fenced: NumberMetric;
+  refused: NumberMetric;
+  shardsReset: NumberMetric;
 }
 
 export function createExecutorMetrics(m: Metrics): ExecutorMetrics {
@@ -24,5 +26,7 @@ export function createExecutorMetrics(m: Metrics): ExecutorMetrics {
     running: m.gauge('orrery_executor_runs_in_progress', 'Runs in progress'),
     alarms: m.counter('orrery_executor_alarms_total', 'Run alarms sent, by kind'),
     fenced: m.counter('orrery_executor_fenced_total', 'Self-fencing events (every run stopped), by reason'),
+    refused: m.counter('orrery_executor_assignments_refused_total', 'Assignments the job leader refused (an executor not online, invalid data), by reason'),
+    shardsReset: m.counter('orrery_executor_shard_nodes_reset_total', 'Shard nodes holding invalid data that the job leader reset to idle'),
   };
 }

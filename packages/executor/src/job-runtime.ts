@@ -31,6 +31,8 @@ import {
   createSchedule,
   decodeJson,
   encodeJson,
+  ensureNode,
+  hasErrorCode,
   parseJobConfig,
   paths,
   readJson,
@@ -103,7 +105,8 @@ type Trigger = RunRecord['trigger'];
 
 /** A command node's data. */
 interface Command {
-  kind: 'run' | 'stop' | 'failover';
+  /** `repair`: an owner found a shard node it cannot read; the job leader resets it. */
+  kind: 'run' | 'stop' | 'failover' | 'repair';
   items?: number[];
   param?: string;
   fireTime?: number;
@@ -155,7 +158,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   // Each item's shard node as this executor last wrote it: the next claim then needs no read.
   const known = new Map<number, { version: number; state: ShardState }>();
   const startedAt = Date.now();
-  const latch: LeaderLatch = createLeaderLatch(zk, paths.jobLeader(namespace, job), { id: executor });
+  const latch: LeaderLatch = createLeaderLatch(zk, paths.jobLeader(namespace, job), { id: executor, createParents: false });
   const offs: Array<() => void> = [];
   let shardsReady = false;
 
@@ -197,7 +200,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   const watchCommands = async (): Promise<void> => {
     if (closed) return;
     try {
-      await zk.mkdirp(paths.jobCommands(namespace, job));
+      // Never `mkdirp`: a job someone deleted must stay deleted (see ensureNode).
+      if (!(await ensureNode(zk, paths.jobCommands(namespace, job)))) return;
       const names = await zk.getChildren(paths.jobCommands(namespace, job), () => void watchCommands());
       for (const name of names) {
         if (seenCommands.has(name)) continue;
@@ -389,6 +393,13 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         // ZooKeeper kept failing (its link lost again and again): this fire did not run here.
         metrics.fires.inc({ outcome: 'not-connected' });
         emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
+      } else if (hasErrorCode(error, 'bad-data')) {
+        // The shard node holds something that is not a shard state (written by hand, say): this
+        // fire cannot be claimed. Counted as a fire not run; the job leader resets the node.
+        logger.error({ err: toError(error), item, fireTime, node: paths.jobShard(namespace, job, item) }, 'shard node holds invalid data; asking the job leader to reset it');
+        metrics.fires.inc({ outcome: 'bad-shard' });
+        emitter.emit('fire:skipped', { job, item, fireTime, reason: 'bad-shard' });
+        void requestRepair(item);
       } else {
         logger.error({ err: toError(error), item, fireTime }, 'run failed to execute');
         emitter.emit('error', toError(error));
@@ -406,7 +417,12 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
 
   async function execute(c: JobConfig, item: number, fireTime: number, trigger: Trigger, attempt: number, param: string | undefined, run: ActiveRun, startAt?: number): Promise<void> {
     if (!shardsReady) {
-      await zk.mkdirp(paths.jobShards(namespace, job));
+      if (!(await ensureNode(zk, paths.jobShards(namespace, job)))) {
+        // The job's node is gone (deleted): nothing to claim, and nothing to bring back.
+        metrics.fires.inc({ outcome: 'job-deleted' });
+        emitter.emit('fire:skipped', { job, item, fireTime, reason: 'job-deleted' });
+        return;
+      }
       shardsReady = true;
     }
     const path = paths.jobShard(namespace, job, item);
@@ -724,7 +740,10 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         // A name made of this job and fire time: whoever sees the fire complete creates it, once.
         const path = `${paths.jobCommands(namespace, d)}/downstream-${job}-${fireTime}`;
         try {
-          await zk.mkdirp(paths.jobCommands(namespace, d));
+          if (!(await ensureNode(zk, paths.jobCommands(namespace, d)))) {
+            logger.warn({ fireTime, downstream: d }, 'downstream job does not exist; not triggered');
+            continue;
+          }
           await zk.create(path, encodeJson({ kind: 'run', fireTime, requestedAt: Date.now(), triggeredBy: job }));
           triggered.push(d);
         } catch (error) {
@@ -742,7 +761,24 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
 
   // ---- commands -------------------------------------------------------------------------------
 
+  /** Asks the job leader to reset a shard node this executor cannot read (one command per item at a time). */
+  async function requestRepair(item: number): Promise<void> {
+    if (latch.isLeader) {
+      leaderCheck();
+      return;
+    }
+    try {
+      await zk.create(`${paths.jobCommands(namespace, job)}/repair-${item}`, encodeJson({ kind: 'repair', items: [item], requestedAt: Date.now() }));
+    } catch (error) {
+      if (!hasErrorCode(error, 'node-exists', 'no-node')) logger.warn({ err: toError(error), item }, 'could not ask the job leader to reset a shard node');
+    }
+  }
+
   function onCommand(name: string, command: Command): void {
+    if (command.kind === 'repair') {
+      leaderCheck();
+      return;
+    }
     const c = config;
     if (!c) return;
     const items = (command.items ?? [...effective]).filter((i) => effective.has(i));
@@ -800,12 +836,30 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       throw error;
     });
     if (!read) return;
-    const checked = checkAssignment(decodeJson(read.data, paths.jobAssignment(namespace, job)));
-    if (!checked.ok) return;
+    let checked: ReturnType<typeof checkAssignment>;
+    try {
+      checked = checkAssignment(decodeJson(read.data, paths.jobAssignment(namespace, job)));
+    } catch (error) {
+      checked = { ok: false, issues: [{ field: '', rule: 'json', message: toError(error).message }] };
+    }
+    if (!checked.ok) {
+      await refuseAssignment(`${read.stat.mzxid}`, 'the assignment node holds invalid data', { issues: checked.issues.slice(0, 3) });
+      return;
+    }
     const assignment = checked.value;
     const current = await readJson(zk, paths.jobApplied(namespace, job), checkApplied);
     const now = current?.value;
     if (now && (assignment.allocatorEpoch < now.allocatorEpoch || (assignment.allocatorEpoch === now.allocatorEpoch && assignment.epoch <= now.epoch))) return;
+    // Every executor it names must be online: an item given to an executor that does not exist
+    // (a hand-written or stale assignment) would silently never run.
+    const offline: string[] = [];
+    for (const e of Object.keys(assignment.items)) {
+      if (!(await zk.exists(paths.executorPresence(namespace, e)))) offline.push(e);
+    }
+    if (offline.length > 0) {
+      await refuseAssignment(`${assignment.allocatorEpoch}/${assignment.epoch}`, 'the assignment names executors that are not online', { executors: offline, epoch: assignment.epoch });
+      return;
+    }
     // Items that change owner must have no run in progress on a live executor first.
     const before = new Map<number, string>();
     for (const [e, items] of Object.entries(now?.items ?? {})) for (const i of items) before.set(i, e);
@@ -814,7 +868,11 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     for (const [item, owner] of before) {
       if (after.get(item) === owner) continue;
       const path = paths.jobShard(namespace, job, item);
-      const shard = await readShard(zk, path);
+      // An unreadable node holds no live run (releaseDeadClaims resets it).
+      const shard = await readShard(zk, path).catch((error: unknown) => {
+        if (hasErrorCode(error, 'bad-data')) return undefined;
+        throw error;
+      });
       if (shard?.state.state === 'running' && (await ctx.isAlive(shard.state.executor, shard.state.session))) {
         // Look again when that run ends — or now, if it ended between the read and the watch.
         const stat = await zk.exists(path, () => leaderCheck());
@@ -836,6 +894,22 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
   }
 
+  /** Assignments refused, by what was refused: each is logged, counted and re-planned once. */
+  const refused = new Set<string>();
+
+  /**
+   * Leaves `applied` as it is (items keep their current owners) and asks the allocator for a new
+   * plan of this job: logged, counted and requested once per refused assignment.
+   */
+  async function refuseAssignment(key: string, reason: string, details: Record<string, unknown>): Promise<void> {
+    if (refused.has(key)) return;
+    refused.add(key);
+    logger.error({ ...details, reason }, 'assignment refused; asking the allocator to re-plan the job');
+    metrics.refused.inc({ reason: reason.startsWith('the assignment names') ? 'offline-executor' : 'invalid' });
+    await zk.mkdirp(paths.shardingRequests());
+    await zk.create(`${paths.shardingRequests()}/req-`, encodeJson({ namespace, job, requestedAt: Date.now() }), 'persistent-sequential');
+  }
+
   /**
    * A claim held by a session that no longer exists can never complete. With `failover` (and not
    * localMode) it is marked for a failover re-run and the owners are told (a `failover-…` command);
@@ -848,7 +922,10 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const items = await zk.getChildren(paths.jobShards(namespace, job)).catch(() => [] as string[]);
     for (const name of items) {
       const path = `${paths.jobShards(namespace, job)}/${name}`;
-      const shard = await readShard(zk, path).catch(() => undefined);
+      const shard = await readShard(zk, path).catch(async (error: unknown) => {
+        if (hasErrorCode(error, 'bad-data')) await resetShard(path, toError(error));
+        return undefined;
+      });
       if (!shard || shard.state.state === 'idle') continue;
       const { state } = shard;
       if (state.state === 'running' && (await ctx.isAlive(state.executor, state.session))) continue;
@@ -867,6 +944,23 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       } catch (error) {
         if ((error as OrreryError).code !== 'bad-version') throw error;
       }
+    }
+  }
+
+  /**
+   * Resets a shard node that holds something other than a shard state (written by hand, half
+   * written by a foreign tool) to idle, with a compare-and-set from the version that was read: its
+   * item can run again. Whatever it held is in the log line.
+   */
+  async function resetShard(path: string, problem: Error): Promise<void> {
+    const read = await zk.get(path).catch(() => undefined);
+    if (!read) return;
+    try {
+      await zk.set(path, encodeJson({ state: 'idle' }), read.stat.version);
+      metrics.shardsReset.inc();
+      logger.warn({ node: path, problem: problem.message, held: read.data?.toString('utf8').slice(0, 200) ?? null }, 'reset a shard node that held invalid data');
+    } catch (error) {
+      if (!hasErrorCode(error, 'bad-version', 'no-node')) throw error;
     }
   }
 

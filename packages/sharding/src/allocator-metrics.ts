@@ -12,6 +12,7 @@ export interface AllocatorMetrics {
   unassigned: NumberMetric;
   alarms: NumberMetric;
   roundSeconds: SummaryMetric;
+  badNodes: NumberMetric;
 }
 
 export function createAllocatorMetrics(m: Metrics): AllocatorMetrics {
@@ -26,5 +27,6 @@ export function createAllocatorMetrics(m: Metrics): AllocatorMetrics {
     unassigned: m.gauge('orrery_sharding_unassigned_shards', 'Shards of enabled jobs with no executor, per namespace'),
     alarms: m.counter('orrery_sharding_alarms_total', 'Unassigned-shard alarms sent'),
     roundSeconds: m.summary('orrery_sharding_round_seconds', 'Duration of rounds that wrote something'),
+    badNodes: m.counter('orrery_sharding_bad_nodes_total', 'Job, presence and meta nodes ignored because their data is invalid (each bad write counted once)'),
   };
 }

@@ -23,6 +23,8 @@ import {
   OrreryError,
   canonicalJson,
   checkAssignment,
+  checkApplied,
+  hasErrorCode,
   checkExecutorInfo,
   checkExecutorMeta,
   checkJobConfig,
@@ -38,6 +40,7 @@ import {
   matchPath,
   paths,
   readJson,
+  inspectNode,
   toError,
   type Assignment,
   type ExecutorAssignment,
@@ -191,18 +194,35 @@ export function createAllocator(options: AllocatorOptions): Allocator {
 
   // ---- reading the world --------------------------------------------------------------------
 
+  /** Bad nodes already reported, by path → the mzxid reported (one log line per bad write, not per round). */
+  const reported = new Map<string, number>();
+  function reportBadNode(node: { path: string; stat: { mzxid: number } }, message: string, fields: Record<string, unknown>): void {
+    if (reported.get(node.path) === node.stat.mzxid) return;
+    reported.set(node.path, node.stat.mzxid);
+    metrics.badNodes.inc();
+    logger.warn({ ...fields, node: node.path }, message);
+  }
+
   function clusterOf(namespace: string): Cluster {
     const executors: ClusterExecutor[] = [];
     for (const name of cache.children(paths.executors(namespace))) {
       const presence = cache.get(paths.executorPresence(namespace, name));
       if (!presence) continue;
-      const info = checkExecutorInfo(safeDecode(presence.data, presence.path));
+      if (presence.stat.ephemeralOwner === '0') {
+        // A presence is ephemeral, tied to its executor's session; a persistent one was written by
+        // hand (or restored from a backup): no executor stands behind it.
+        reportBadNode(presence, 'ignoring a presence node that is not ephemeral (written by hand?): no executor session holds it', { namespace, executor: name });
+        continue;
+      }
+      const info = inspectNode(presence.data, presence.path, checkExecutorInfo);
       if (!info.ok) {
-        logger.warn({ namespace, executor: name, issues: info.issues }, 'ignoring an executor whose presence data is invalid');
+        reportBadNode(presence, `ignoring an executor whose presence data is ${info.problem}`, { namespace, executor: name });
         continue;
       }
       const metaNode = cache.get(paths.executorMeta(namespace, name));
-      const meta = metaNode ? checkExecutorMeta(safeDecode(metaNode.data, metaNode.path) ?? {}) : undefined;
+      const metaRead = metaNode && metaNode.data !== null ? inspectNode(metaNode.data, metaNode.path, checkExecutorMeta) : undefined;
+      if (metaNode && metaRead && !metaRead.ok) reportBadNode(metaNode, `executor meta data is ${metaRead.problem}; treating the executor as not drained`, { namespace, executor: name });
+      const meta = metaRead?.ok ? metaRead : undefined;
       // A leaving executor (graceful shutdown) is drained: it loses its shards and gets none.
       executors.push({ name, handlers: info.value.handlers, tags: info.value.tags, noTraffic: (meta?.ok ? meta.value.noTraffic : false) || info.value.leaving === true });
     }
@@ -210,9 +230,13 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     for (const name of cache.children(paths.jobs(namespace))) {
       const node = cache.get(paths.job(namespace, name));
       if (!node) continue;
-      const config = checkJobConfig(safeDecode(node.data, node.path));
-      if (!config.ok || config.value.name !== name) {
-        logger.warn({ namespace, job: name, issues: config.ok ? [{ field: 'name', rule: 'match', message: 'name differs from the node name' }] : config.issues }, 'ignoring a job whose config is invalid');
+      const config = inspectNode(node.data, node.path, checkJobConfig);
+      if (!config.ok) {
+        reportBadNode(node, `ignoring a job whose config is ${config.problem}`, { namespace, job: name });
+        continue;
+      }
+      if (config.value.name !== name) {
+        reportBadNode(node, `ignoring a job whose config names another job ('${config.value.name}')`, { namespace, job: name });
         continue;
       }
       const c = config.value;
@@ -244,8 +268,9 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       lastAlarm: new Map(),
     };
     const sharding = await readJson(zk, paths.namespaceSharding(namespace), checkShardingState).catch((error) => {
-      if ((error as OrreryError).code === 'bad-data') return undefined;
-      throw error;
+      if ((error as OrreryError).code !== 'bad-data') throw error;
+      logger.warn({ namespace, err: toError(error) }, 'the namespace sharding node is unreadable; starting from the job assignments alone');
+      return undefined;
     });
     if (sharding) {
       state.previous.members = [...sharding.value.members];
@@ -253,11 +278,23 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       state.round = sharding.value.round;
     }
     for (const job of cluster.jobs) {
-      const read = await readJson(zk, paths.jobAssignment(namespace, job.name), checkAssignment).catch((error) => {
-        if ((error as OrreryError).code === 'bad-data') return undefined;
+      const path = paths.jobAssignment(namespace, job.name);
+      const node = await zk.get(path).catch((error: unknown) => {
+        if (hasErrorCode(error, 'no-node')) return undefined;
         throw error;
       });
-      if (!read) continue;
+      if (!node) continue;
+      const checked = inspectNode(node.data, path, checkAssignment);
+      if (!checked.ok) {
+        // Placed afresh, overwriting the node; its epoch goes on from the applied one, so that the
+        // job leader takes the new assignment as newer than what it runs.
+        const applied = await readJson(zk, paths.jobApplied(namespace, job.name), checkApplied).catch(() => undefined);
+        logger.warn({ namespace, job: job.name, node: path, problem: checked.problem }, `a job assignment node is ${checked.problem}; placing the job afresh`);
+        metrics.badNodes.inc();
+        state.assignments.set(job.name, { epoch: applied?.value.epoch ?? 0, version: node.stat.version });
+        continue;
+      }
+      const read = { value: checked.value, stat: node.stat };
       state.assignments.set(job.name, { epoch: read.value.epoch, version: read.stat.version });
       state.previous.jobs[job.name] = { items: read.value.items, unassigned: read.value.unassigned };
       if (read.value.unassigned.length > 0) state.unassignedSince.set(job.name, read.value.writtenAt || now());
@@ -282,12 +319,14 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       return;
     }
     const cluster = clusterOf(namespace);
-    let state = states.get(namespace);
+    const requested = takeReshard(namespace);
+    // A reshard request starts from what ZooKeeper holds, not from this allocator's memory: an
+    // assignment changed by hand (or refused by a job leader) is re-planned from what it says.
+    let state = requested ? undefined : states.get(namespace);
     if (!state) {
       state = await loadState(namespace, cluster);
       states.set(namespace, state);
     }
-    const requested = takeReshard(namespace);
     const next = allocate(state.previous, cluster, requested ?? {});
     metrics.rounds.inc({ namespace });
 
@@ -325,6 +364,10 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       const last = state.assignments.get(name);
       const value: Assignment = { epoch: (last?.epoch ?? 0) + 1, allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
       const version = await writeNode(paths.jobAssignment(namespace, name), value, last?.version, allocatorEpoch);
+      if (version === undefined) {
+        state.assignments.delete(name); // deleted meanwhile: the next round drops it
+        continue;
+      }
       state.assignments.set(name, { epoch: value.epoch, version });
       jobsWritten += 1;
     }
@@ -337,6 +380,10 @@ export function createAllocator(options: AllocatorOptions): Allocator {
         if (items && items.length > 0) summary.jobs[name] = { epoch: state.assignments.get(name)?.epoch ?? 0, items };
       }
       const version = await writeNode(paths.executorAssignment(namespace, executor), summary, state.summaries.get(executor), allocatorEpoch);
+      if (version === undefined) {
+        state.summaries.delete(executor); // the executor's node was removed
+        continue;
+      }
       state.summaries.set(executor, version);
       executorsWritten += 1;
     }
@@ -359,9 +406,11 @@ export function createAllocator(options: AllocatorOptions): Allocator {
 
   /**
    * Writes `value` to `path` with a compare-and-set from `version` (creating it when missing).
-   * A node holding a newer allocatorEpoch means this allocator was deposed.
+   * A node holding a newer allocatorEpoch means this allocator was deposed. Resolves `undefined`,
+   * writing nothing, when the node's parent is gone (a job, executor or namespace deleted
+   * meanwhile): the allocator never brings a deleted node back.
    */
-  async function writeNode(path: string, value: { allocatorEpoch: number }, version: number | undefined, allocatorEpoch: number): Promise<number> {
+  async function writeNode(path: string, value: { allocatorEpoch: number }, version: number | undefined, allocatorEpoch: number): Promise<number | undefined> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       assertLeader();
       try {
@@ -372,8 +421,8 @@ export function createAllocator(options: AllocatorOptions): Allocator {
           } catch (error) {
             const code = (error as OrreryError).code;
             if (code === 'no-node') {
-              await zk.mkdirp(path.slice(0, path.lastIndexOf('/')));
-              continue;
+              logger.info({ path }, 'not written: its parent node is gone (deleted meanwhile)');
+              return undefined;
             }
             if (code !== 'node-exists') throw error;
           }
@@ -381,6 +430,10 @@ export function createAllocator(options: AllocatorOptions): Allocator {
           return (await zk.set(path, encodeJson(value), version)).version;
         }
       } catch (error) {
+        if ((error as OrreryError).code === 'no-node') {
+          version = undefined; // deleted: create it again, if its parent is still there
+          continue;
+        }
         if ((error as OrreryError).code !== 'bad-version') throw error;
       }
       // Someone else wrote it: whose epoch is it?
@@ -556,6 +609,11 @@ export function createAllocator(options: AllocatorOptions): Allocator {
   function onPresence(namespace: string, executor: string, path: string): void {
     const node = cache.get(path);
     if (node) {
+      // Only a session's (ephemeral) presence can be lost; a hand-made persistent one going away is not news.
+      if (node.stat.ephemeralOwner === '0') {
+        leavingByPresence.delete(path);
+        return;
+      }
       const info = checkExecutorInfo(safeDecode(node.data, node.path));
       leavingByPresence.set(path, info.ok && info.value.leaving === true);
       return;

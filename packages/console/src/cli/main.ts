@@ -169,8 +169,8 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
       if (sub === 'list') {
         arity(positionals, 2, 'ns list');
         const list = await listNamespaces(await connect());
-        if (output === 'json') json(list.map(({ name, info }) => ({ name, ...info })));
-        else print(formatTable(['NAME', 'DESCRIPTION', 'WEBHOOK', 'CREATED'], list.map(({ name, info }) => [name, info.description, info.alarm.webhook ?? '', info.createdAt ? new Date(info.createdAt).toISOString() : ''])));
+        if (output === 'json') json(list.map(({ name, info, problem }) => (info ? { name, ...info } : { name, broken: problem })));
+        else print(formatTable(['NAME', 'DESCRIPTION', 'WEBHOOK', 'CREATED'], list.map(({ name, info, problem }) => (info ? [name, info.description, info.alarm.webhook ?? '', info.createdAt ? new Date(info.createdAt).toISOString() : ''] : [name, `BROKEN: ${problem ?? ''}`, '', '']))));
         return;
       }
       if (sub === 'delete') {
@@ -188,12 +188,14 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
       const file = need(values.file, '-f FILE');
       const document = await readDocument(file);
       const zk = await connect();
-      const existing = (await listJobs(zk, namespace)).map((j) => j.config.name);
+      const listing = await listJobs(zk, namespace);
+      const existing = [...listing.jobs.map((j) => j.config.name), ...listing.broken.map((b) => b.name)];
       const configs = validateJobDocument(document, existing);
       const plan = await planJobs(zk, namespace, configs);
       for (const change of plan) {
         if (change.action === 'create') print(`+ create    ${change.name}`);
         else if (change.action === 'unchanged') print(`= unchanged ${change.name}`);
+        else if (change.action === 'replace') print(`! replace   ${change.name} (its stored config is ${change.problem})`);
         else {
           print(`~ change    ${change.name}`);
           for (const c of change.changes) print(`    ${c.field}: ${formatValue(c.before)} → ${formatValue(c.after)}`);
@@ -215,9 +217,16 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
       const namespace = need(values.namespace, '-n NAMESPACE');
       if (sub === 'jobs') {
         arity(positionals, 2, '-n NS get jobs');
-        const jobs = await listJobs(await connect(), namespace);
-        if (output === 'json') json(jobs.map((j) => j.config));
-        else print(formatTable(['NAME', 'TYPE', 'CRON', 'SHARDS', 'ENABLED', 'DESCRIPTION'], jobs.map(({ config: c }) => [c.name, c.type, c.cron ?? '(passive)', c.localMode ? 'local' : String(c.shardingTotalCount), c.enabled ? 'yes' : 'no', c.description])));
+        const { jobs, broken } = await listJobs(await connect(), namespace);
+        if (output === 'json') json([...jobs.map((j) => j.config), ...broken.map((b) => ({ name: b.name, broken: b.problem }))].sort((a, b) => (a.name < b.name ? -1 : 1)));
+        else {
+          const rows = [
+            ...jobs.map(({ config: c }) => [c.name, c.type, c.cron ?? '(passive)', c.localMode ? 'local' : String(c.shardingTotalCount), c.enabled ? 'yes' : 'no', c.description]),
+            ...broken.map((b) => [b.name, '?', '?', '?', '?', `BROKEN: ${b.problem}`]),
+          ].sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+          print(formatTable(['NAME', 'TYPE', 'CRON', 'SHARDS', 'ENABLED', 'DESCRIPTION'], rows));
+        }
+        if (broken.length > 0) io.stderr.write(`warning: ${broken.length} broken job(s): ${broken.map((b) => b.name).join(', ')} — overwrite with 'orrery -n ${namespace} apply -f FILE' or remove with 'orrery -n ${namespace} delete NAME'\n`);
         return;
       }
       if (sub === 'job') {
@@ -232,7 +241,7 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
         arity(positionals, 2, '-n NS get executors');
         const executors = await listExecutors(await connect(), namespace);
         if (output === 'json') json(executors);
-        else print(formatTable(['NAME', 'STATUS', 'HOST', 'PID', 'VERSION', 'TAGS', 'HANDLERS'], executors.map((e) => [e.name, `${e.online ? 'online' : 'offline'}${e.meta.noTraffic ? ', drained' : ''}`, e.info?.host ?? '', String(e.info?.pid ?? ''), e.info?.version ?? '', (e.info?.tags ?? []).join(','), (e.info?.handlers ?? []).join(',')])));
+        else print(formatTable(['NAME', 'STATUS', 'HOST', 'PID', 'VERSION', 'TAGS', 'HANDLERS'], executors.map((e) => [e.name, `${e.online ? 'online' : 'offline'}${e.meta.noTraffic ? ', drained' : ''}${e.problem ? `, BROKEN: ${e.problem}` : ''}`, e.info?.host ?? '', String(e.info?.pid ?? ''), e.info?.version ?? '', (e.info?.tags ?? []).join(','), (e.info?.handlers ?? []).join(',')])));
         return;
       }
       if (sub === 'assignment') {
@@ -241,7 +250,11 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
         if (output === 'json') json(list);
         else {
           const rows: string[][] = [];
-          for (const { job, enabled, assignment } of list) {
+          for (const { job, enabled, assignment, problem } of list) {
+            if (problem) {
+              rows.push([job, '-', `(broken: ${problem})`, '']);
+              continue;
+            }
             if (!assignment) {
               rows.push([job, '-', enabled ? '(not assigned yet)' : '(disabled)', '']);
               continue;

@@ -7,7 +7,10 @@ import {
   createOrCas,
   encodeJson,
   paths,
-  readJson,
+  hasErrorCode,
+  inspectNode,
+  NODE_NAME_PATTERN,
+  type ValidationIssue,
   checkExecutorInfo,
   checkExecutorMeta,
   checkAssignment,
@@ -25,6 +28,8 @@ export interface ExecutorView {
   online: boolean;
   info: ExecutorInfo | undefined;
   meta: ExecutorMeta;
+  /** What is wrong with its nodes (invalid presence or meta data), if anything. */
+  problem?: string;
 }
 
 /** Every executor known to the namespace (online or not), sorted by name. */
@@ -37,20 +42,53 @@ export async function listExecutors(zk: ZkClient, namespace: string): Promise<Ex
     if ((error as OrreryError).code === 'no-node') return [];
     throw error;
   }
-  return Promise.all(names.map(async (name) => {
-    const presence = await readJson(zk, paths.executorPresence(namespace, name), checkExecutorInfo);
-    const meta = await readJson(zk, paths.executorMeta(namespace, name), checkExecutorMeta);
-    return { name, online: presence !== undefined, info: presence?.value, meta: meta?.value ?? { noTraffic: false } };
+  return Promise.all(names.filter((n) => NODE_NAME_PATTERN.test(n)).map(async (name): Promise<ExecutorView> => {
+    const problems: string[] = [];
+    const read = async <T>(path: string, check: (input: unknown) => { ok: true; value: T } | { ok: false; issues: ValidationIssue[] }, what: string): Promise<{ exists: boolean; value?: T }> => {
+      const node = await zk.get(path).catch((error: unknown) => {
+        if (hasErrorCode(error, 'no-node')) return undefined;
+        throw error;
+      });
+      if (!node) return { exists: false };
+      const checked = inspectNode(node.data, path, check);
+      if (!checked.ok) {
+        problems.push(`${what} is ${checked.problem}`);
+        return { exists: true };
+      }
+      if (what === 'presence' && node.stat.ephemeralOwner === '0') problems.push('presence is not ephemeral (written by hand?): no executor session holds it');
+      return { exists: true, value: checked.value };
+    };
+    const presence = await read(paths.executorPresence(namespace, name), checkExecutorInfo, 'presence');
+    const meta = await read(paths.executorMeta(namespace, name), checkExecutorMeta, 'meta');
+    return { name, online: presence.exists, info: presence.value, meta: meta.value ?? { noTraffic: false }, ...(problems.length > 0 ? { problem: problems.join('; ') } : {}) };
   }));
 }
 
-/** Each job's assignment (undefined when the allocator has not written one yet). */
-export async function listAssignments(zk: ZkClient, namespace: string): Promise<Array<{ job: string; enabled: boolean; assignment: Assignment | undefined }>> {
-  const jobs = await listJobs(zk, namespace);
-  return Promise.all(jobs.map(async ({ config }) => {
-    const read = await readJson(zk, paths.jobAssignment(namespace, config.name), checkAssignment);
-    return { job: config.name, enabled: config.enabled, assignment: read?.value };
+/** One job's assignment as listed: undefined when the allocator has not written one yet; `problem` for a broken job or node. */
+export interface AssignmentView {
+  job: string;
+  enabled: boolean;
+  assignment: Assignment | undefined;
+  problem?: string;
+}
+
+/** Each job's assignment; a broken job or assignment node is listed with its problem, never fatal. */
+export async function listAssignments(zk: ZkClient, namespace: string): Promise<AssignmentView[]> {
+  const { jobs, broken } = await listJobs(zk, namespace);
+  const views = await Promise.all(jobs.map(async ({ config }): Promise<AssignmentView> => {
+    const path = paths.jobAssignment(namespace, config.name);
+    const read = await zk.get(path).catch((error: unknown) => {
+      if (hasErrorCode(error, 'no-node')) return undefined;
+      throw error;
+    });
+    if (!read) return { job: config.name, enabled: config.enabled, assignment: undefined };
+    const checked = inspectNode(read.data, path, checkAssignment);
+    return checked.ok
+      ? { job: config.name, enabled: config.enabled, assignment: checked.value }
+      : { job: config.name, enabled: config.enabled, assignment: undefined, problem: `its assignment node is ${checked.problem}` };
   }));
+  for (const b of broken) views.push({ job: b.name, enabled: false, assignment: undefined, problem: `its config is ${b.problem}` });
+  return views.sort((a, b) => (a.job < b.job ? -1 : 1));
 }
 
 /** Drains (`noTraffic: true`) or undrains an executor the namespace knows; resolves with whether it changed. */

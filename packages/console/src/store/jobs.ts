@@ -12,6 +12,11 @@ import {
   parseJobConfig,
   paths,
   readJson,
+  hasErrorCode,
+  inspectNode,
+  JOB_NAME_PATTERN,
+  NODE_NAME_PATTERN,
+  checkExecutorAssignment,
   validationError,
   assertJobName,
   checkAssignment,
@@ -28,9 +33,28 @@ export interface StoredJob {
   stat: ZkStat;
 }
 
+/**
+ * A job node whose data is not a valid config (written by hand, half-written by a foreign tool,
+ * or empty): listed with the reason, never fatal for the rest of the namespace. `apply` can
+ * overwrite it (a compare-and-set from `stat.version`) and `delete` can remove it.
+ */
+export interface BrokenJob {
+  name: string;
+  /** What is wrong, in a sentence: not valid JSON, empty, or the fields and rules that fail. */
+  problem: string;
+  stat: ZkStat;
+}
+
+/** Every job of a namespace: the valid ones and the broken ones, each sorted by name. */
+export interface JobListing {
+  jobs: StoredJob[];
+  broken: BrokenJob[];
+}
+
 /** What `apply` will do to one job. */
 export type JobChange =
   | { action: 'create'; name: string; config: JobConfig }
+  | { action: 'replace'; name: string; config: JobConfig; version: number; problem: string }
   | { action: 'update'; name: string; config: JobConfig; version: number; changes: ReturnType<typeof diffJobConfig> }
   | { action: 'unchanged'; name: string; config: JobConfig };
 
@@ -42,10 +66,39 @@ export interface ApplyResult {
   conflicts: Array<{ name: string; message: string }>;
 }
 
-/** Reads one job; `undefined` when it does not exist. */
+/** Reads one job, valid or broken; `undefined` when it does not exist. */
+export async function readJobEntry(zk: ZkClient, namespace: string, name: string): Promise<StoredJob | BrokenJob | undefined> {
+  const path = paths.job(namespace, name);
+  let read;
+  try {
+    read = await zk.get(path);
+  } catch (error) {
+    if (hasErrorCode(error, 'no-node')) return undefined;
+    throw error;
+  }
+  const checked = inspectNode(read.data, path, checkJobConfig);
+  if (!checked.ok) return { name, problem: checked.problem, stat: read.stat };
+  if (checked.value.name !== name) return { name, problem: `its config names another job ('${checked.value.name}')`, stat: read.stat };
+  return { config: checked.value, stat: read.stat };
+}
+
+/** True for a {@link BrokenJob}. */
+export function isBrokenJob(entry: StoredJob | BrokenJob): entry is BrokenJob {
+  return 'problem' in entry;
+}
+
+/** The error for a command that needs a job's config when the job is broken. */
+export function brokenJobError(namespace: string, job: BrokenJob): OrreryError {
+  return new OrreryError('bad-data', `job '${job.name}' in namespace '${namespace}' is broken: its config is ${job.problem}. Overwrite it (orrery -n ${namespace} apply -f FILE) or remove it (orrery -n ${namespace} delete ${job.name})`, {
+    details: { namespace, job: job.name, problem: job.problem },
+  });
+}
+
+/** Reads one job; `undefined` when it does not exist; a `bad-data` error naming the fix when it is broken. */
 export async function readJob(zk: ZkClient, namespace: string, name: string): Promise<StoredJob | undefined> {
-  const read = await readJson(zk, paths.job(namespace, name), parseStoredJob(paths.job(namespace, name)));
-  return read ? { config: read.value, stat: read.stat } : undefined;
+  const entry = await readJobEntry(zk, namespace, name);
+  if (entry && isBrokenJob(entry)) throw brokenJobError(namespace, entry);
+  return entry;
 }
 
 function parseStoredJob(path: string) {
@@ -56,18 +109,25 @@ function parseStoredJob(path: string) {
   };
 }
 
-/** Every job of a namespace, sorted by name. */
-export async function listJobs(zk: ZkClient, namespace: string): Promise<StoredJob[]> {
+/** Every job of a namespace, sorted by name; a broken job is listed with its problem, never fatal. */
+export async function listJobs(zk: ZkClient, namespace: string): Promise<JobListing> {
   await assertNamespaceExists(zk, namespace);
   let names: string[];
   try {
     names = await zk.getChildren(paths.jobs(namespace));
   } catch (error) {
-    if ((error as OrreryError).code === 'no-node') return [];
+    if ((error as OrreryError).code === 'no-node') return { jobs: [], broken: [] };
     throw error;
   }
-  const jobs = await Promise.all(names.map((n) => readJob(zk, namespace, n)));
-  return jobs.filter((j): j is StoredJob => j !== undefined);
+  const listing: JobListing = { jobs: [], broken: [] };
+  // A child whose name is not a job name was not made by Orrery: it is not a job (paths refuse it).
+  const entries = await Promise.all(names.filter((n) => JOB_NAME_PATTERN.test(n)).map((n) => readJobEntry(zk, namespace, n)));
+  for (const entry of entries) {
+    if (!entry) continue;
+    if (isBrokenJob(entry)) listing.broken.push(entry);
+    else listing.jobs.push(entry);
+  }
+  return listing;
 }
 
 /**
@@ -111,8 +171,9 @@ export function validateJobDocument(document: unknown, existing: readonly string
 export async function planJobs(zk: ZkClient, namespace: string, configs: readonly JobConfig[]): Promise<JobChange[]> {
   const plan: JobChange[] = [];
   for (const config of configs) {
-    const stored = await readJob(zk, namespace, config.name);
+    const stored = await readJobEntry(zk, namespace, config.name);
     if (!stored) plan.push({ action: 'create', name: config.name, config });
+    else if (isBrokenJob(stored)) plan.push({ action: 'replace', name: config.name, config, version: stored.stat.version, problem: stored.problem });
     else {
       const changes = diffJobConfig(stored.config, config);
       plan.push(changes.length === 0 ? { action: 'unchanged', name: config.name, config } : { action: 'update', name: config.name, config, version: stored.stat.version, changes });
@@ -129,7 +190,7 @@ export async function applyPlan(zk: ZkClient, namespace: string, plan: readonly 
     const path = paths.job(namespace, change.name);
     try {
       if (change.action === 'create') await zk.create(path, encodeJson(change.config));
-      else if (change.action === 'update') await zk.set(path, encodeJson(change.config), change.version);
+      else if (change.action === 'update' || change.action === 'replace') await zk.set(path, encodeJson(change.config), change.version);
       else {
         result.unchanged.push(change.name);
         continue;
@@ -155,20 +216,50 @@ export async function setJobEnabled(zk: ZkClient, namespace: string, name: strin
     return r.written;
   } catch (error) {
     if ((error as OrreryError).code === 'no-node') throw notFound(namespace, name);
+    if (hasErrorCode(error, 'bad-data')) {
+      const entry = await readJobEntry(zk, namespace, name);
+      if (entry && isBrokenJob(entry)) throw brokenJobError(namespace, entry);
+    }
     throw error;
   }
 }
 
-/** Deletes a job and everything under it. Refuses an enabled job unless `force`. */
-export async function deleteJob(zk: ZkClient, namespace: string, name: string, options: { force?: boolean } = {}): Promise<void> {
+/**
+ * Deletes a job and everything under it. Refuses an enabled job unless `force`; a broken job (no
+ * valid config) can always be deleted.
+ */
+export async function deleteJob(zk: ZkClient, namespace: string, name: string, options: { force?: boolean; settleMs?: number } = {}): Promise<void> {
   assertJobName(name);
   await assertNamespaceExists(zk, namespace);
-  const stored = await readJob(zk, namespace, name);
+  const stored = await readJobEntry(zk, namespace, name);
   if (!stored) throw notFound(namespace, name);
-  if (stored.config.enabled && !options.force) {
-    throw new OrreryError('conflict', `job '${name}' is enabled; disable it first (orrery -n ${namespace} disable ${name}) or use --force`, { details: { job: name } });
+  if (!isBrokenJob(stored) && stored.config.enabled) {
+    if (!options.force) {
+      throw new OrreryError('conflict', `job '${name}' is enabled; disable it first (orrery -n ${namespace} disable ${name}) or use --force`, { details: { job: name } });
+    }
+    // Executors that run the job keep its children (shards, commands, leader latch) alive while
+    // they have it: disable it, and give the allocator a moment to take it from their summaries,
+    // so that the delete below is not a race against them.
+    await setJobEnabled(zk, namespace, name, false);
+    await waitUntilUnassigned(zk, namespace, name, options.settleMs ?? 10_000);
   }
   await zk.deleteRecursive(paths.job(namespace, name));
+}
+
+/** Polls (every 100 ms, up to `timeoutMs`) until no executor's summary names the job. */
+async function waitUntilUnassigned(zk: ZkClient, namespace: string, job: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const executors = await zk.getChildren(paths.executors(namespace)).catch(() => [] as string[]);
+    let named = false;
+    for (const e of executors.filter((n) => NODE_NAME_PATTERN.test(n))) {
+      const summary = await zk.get(paths.executorAssignment(namespace, e)).catch(() => undefined);
+      const checked = summary ? inspectNode(summary.data, paths.executorAssignment(namespace, e), checkExecutorAssignment) : undefined;
+      if (checked?.ok && checked.value.jobs[job]) named = true;
+    }
+    if (!named) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 function notFound(namespace: string, name: string): OrreryError {

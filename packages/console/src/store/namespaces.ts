@@ -6,6 +6,8 @@ import {
   encodeJson,
   paths,
   readJson,
+  hasErrorCode,
+  inspectNode,
   checkNamespaceInfo,
   parseNamespaceInfo,
   NODE_NAME_PATTERN,
@@ -40,8 +42,11 @@ export async function createNamespace(zk: ZkClient, name: string, settings: Reco
   return info;
 }
 
-/** Every namespace with its settings, sorted by name. */
-export async function listNamespaces(zk: ZkClient): Promise<Array<{ name: string; info: NamespaceInfo }>> {
+/** A namespace as listed: its settings, or the problem when its node holds invalid data. */
+export type NamespaceView = { name: string; info: NamespaceInfo; problem?: undefined } | { name: string; info?: undefined; problem: string };
+
+/** Every namespace with its settings, sorted by name; a broken namespace node is listed with its problem. */
+export async function listNamespaces(zk: ZkClient): Promise<NamespaceView[]> {
   let names: string[];
   try {
     names = await zk.getChildren(paths.namespaces());
@@ -49,10 +54,17 @@ export async function listNamespaces(zk: ZkClient): Promise<Array<{ name: string
     if ((error as OrreryError).code === 'no-node') return [];
     throw error;
   }
-  const out: Array<{ name: string; info: NamespaceInfo }> = [];
+  const out: NamespaceView[] = [];
   for (const name of names.filter((n) => NODE_NAME_PATTERN.test(n))) {
-    const read = await readJson(zk, paths.namespace(name), checkNamespaceInfo);
-    if (read) out.push({ name, info: read.value });
+    const path = paths.namespace(name);
+    const node = await zk.get(path).catch((error: unknown) => {
+      if (hasErrorCode(error, 'no-node')) return undefined;
+      throw error;
+    });
+    if (!node) continue;
+    // A namespace node holding nothing is an older or hand-made namespace with default settings.
+    const checked = inspectNode(node.data ?? Buffer.from('{}'), path, checkNamespaceInfo);
+    out.push(checked.ok ? { name, info: checked.value } : { name, problem: checked.problem });
   }
   return out;
 }

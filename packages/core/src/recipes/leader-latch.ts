@@ -17,7 +17,8 @@
  * must also be fenced by versioned writes (Orrery stamps writes with the epoch).
  */
 import { randomUUID } from 'node:crypto';
-import { OrreryError, toError } from '../errors.js';
+import { OrreryError, hasErrorCode, toError } from '../errors.js';
+import { ensureNode } from './versioned.js';
 import { createEmitter, type Subscribable } from '../events.js';
 import { createSerialTask } from '../serial-task.js';
 import type { ZkClient } from '../zk/client.js';
@@ -51,8 +52,20 @@ export interface LeaderLatch extends Subscribable<LeaderLatchEvents> {
 const SEQUENCE = /-(\d{10})$/;
 const sequenceOf = (name: string): number => Number(SEQUENCE.exec(name)?.[1] ?? Number.MAX_SAFE_INTEGER);
 
+/** Options of {@link createLeaderLatch}. */
+export interface LeaderLatchOptions {
+  /** The participant id (default: a random UUID). */
+  id?: string;
+  /**
+   * Create the latch path's missing parents (default true). With false, only the latch path itself
+   * is created, and only while its parent exists: a latch under a deleted job waits quietly instead
+   * of bringing the job's node back.
+   */
+  createParents?: boolean;
+}
+
 /** Creates a latch on `path` for participant `id`; call `start()`. */
-export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: string } = {}): LeaderLatch {
+export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLatchOptions = {}): LeaderLatch {
   const id = options.id ?? randomUUID();
   const emitter = createEmitter<LeaderLatchEvents>();
   let ourNode: string | undefined; // child name
@@ -72,7 +85,9 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: st
 
   async function createNode(): Promise<void> {
     const prefix = `latch-${randomUUID()}-`;
-    await zk.mkdirp(path);
+    if (options.createParents === false) {
+      if (!(await ensureNode(zk, path))) throw new OrreryError('no-node', `${path}: its parent does not exist (deleted?); not joining the latch`);
+    } else await zk.mkdirp(path);
     try {
       const created = await zk.create(`${path}/${prefix}`, id, 'ephemeral-sequential');
       ourNode = created.slice(path.length + 1);
@@ -129,7 +144,9 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: { id?: st
       await checkOnce();
     } catch (error) {
       const e = toError(error);
-      // Retryable (connection trouble): the next RECONNECTED or session calls us again.
+      // Retryable (connection trouble): the next RECONNECTED or session calls us again. A latch
+      // whose path's parent is gone (a deleted job) waits quietly: its owner is about to close it.
+      if (hasErrorCode(e, 'no-node')) return;
       if (!(e as OrreryError).retryable) emitter.emit('error', e);
     }
   }, () => !closed);

@@ -121,3 +121,44 @@ export async function createOrCas<T>(
   }
   throw new OrreryError('conflict', `${path} kept changing under ${maxAttempts} attempts`, { details: { path }, retryable: true });
 }
+
+/**
+ * Makes sure the container node `path` exists (persistent, no data) **without creating its
+ * parents**: resolves `true` when it is there, `false` when its parent is missing. Processes that
+ * only use a job (executors, the allocator) create the job's children this way, so a job someone
+ * deleted stays deleted — they never bring its node back empty.
+ */
+export async function ensureNode(zk: ZkClient, path: string): Promise<boolean> {
+  try {
+    await zk.create(path);
+    return true;
+  } catch (error) {
+    const code = (error as OrreryError).code;
+    if (code === 'node-exists') return true;
+    if (code === 'no-node') return false;
+    throw error;
+  }
+}
+
+/** What {@link inspectNode} found: the checked value, or a sentence saying what is wrong. */
+export type NodeReading<T> = { ok: true; value: T } | { ok: false; problem: string; issues: ValidationIssue[] };
+
+/**
+ * Decodes and checks node data without throwing, for readers that must go on past a bad node
+ * (a namespace listing, the allocator's view of a cluster): the problem says whether the data is
+ * not JSON at all or which field breaks which rule.
+ */
+export function inspectNode<T>(data: Buffer | null, path: string, check: Check<T>): NodeReading<T> {
+  let raw: unknown;
+  try {
+    raw = decodeJson(data, path);
+  } catch (error) {
+    const message = (error as Error).message.replace(`${path} does not hold valid JSON: `, '');
+    return { ok: false, problem: `not valid JSON (${message})`, issues: [{ field: '', rule: 'json', message: `${path}: not valid JSON (${message})` }] };
+  }
+  if (raw === null) return { ok: false, problem: 'empty (no data)', issues: [{ field: '', rule: 'required', message: `${path}: the node holds no data` }] };
+  const result = check(raw);
+  if (result.ok) return result;
+  const shown = result.issues.slice(0, 3).map((i) => i.message).join('; ');
+  return { ok: false, problem: `invalid: ${shown}${result.issues.length > 3 ? ` (and ${result.issues.length - 3} more)` : ''}`, issues: result.issues };
+}
