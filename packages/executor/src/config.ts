@@ -4,13 +4,15 @@
  */
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { NODE_NAME_PATTERN, OrreryError, type ValidationIssue } from '@orrery/core';
+import { NODE_NAME_PATTERN, OrreryError, resolveZkAuth, toError, type ValidationIssue } from '@orrery/core';
 import { parseSecretEnv } from './job-env.js';
 import { DEFAULT_MAX_LOG_BYTES } from './lazy-file.js';
 
 export interface ExecutorConfig {
   zk: string;
   root: string;
+  /** ZooKeeper digest credentials `user:password` (never logged). */
+  zkAuth: string | undefined;
   namespace: string;
   name: string;
   jobsDir: string | undefined;
@@ -47,11 +49,13 @@ Runs the shards of its namespace's jobs that the allocator gives it.
   --namespace        the namespace (env ORRERY_NAMESPACE)
   --zk               ZooKeeper (env ORRERY_ZK, else 127.0.0.1:2181)
   --root             Orrery's root in ZooKeeper (env ORRERY_ROOT, else /orrery)
+  --zk-auth-file     ZooKeeper digest credentials USER:PASSWORD in a file (else env ORRERY_ZK_AUTH)
   --name             this executor's name (env ORRERY_EXECUTOR_NAME, else the host name)
   --jobs             a folder of Node job modules (defineJob)
   --tags             tags for preferList entries of the form @tag
   --http-port        serve /healthz, /metrics and run history on this port (0: any free port)
-  --http-host        bind address (default 0.0.0.0); --advertise-host: host name others use
+  --http-host        bind address (default 127.0.0.1: this host only; 0.0.0.0: every interface)
+  --advertise-host   host name others reach this executor by (put in its httpUrl; default the host name)
   --data-dir         run history and logs (default ~/.local/state/orrery/NS/NAME)
   --session-timeout  ZooKeeper session timeout in seconds (default 10)
   --kill-grace       seconds between SIGTERM and SIGKILL on timeout or stop (default 5)
@@ -64,7 +68,8 @@ Runs the shards of its namespace's jobs that the allocator gives it.
   --max-log-size     keep at most this many MiB of each run's stdout and of its stderr (1 to 4096,
                      default 64); the rest is discarded and the log ends with a marker line
   --log-level        trace|debug|info|warn|error (default info)
-The run history endpoint needs ORRERY_CLUSTER_TOKEN (shared by the cluster).
+The run history endpoint is off unless ORRERY_CLUSTER_TOKEN is set (shared by the cluster). In
+production: --http-host 0.0.0.0 --advertise-host <name others reach>, behind a firewall.
 `;
 
 export function parseExecutorConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ExecutorConfig {
@@ -74,7 +79,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
       args: [...argv],
       strict: true,
       options: {
-        namespace: { type: 'string', short: 'n' }, zk: { type: 'string' }, root: { type: 'string' }, name: { type: 'string' },
+        namespace: { type: 'string', short: 'n' }, zk: { type: 'string' }, root: { type: 'string' }, 'zk-auth-file': { type: 'string' }, name: { type: 'string' },
         jobs: { type: 'string' }, tags: { type: 'string' }, 'http-port': { type: 'string' }, 'http-host': { type: 'string' },
         'advertise-host': { type: 'string' }, 'data-dir': { type: 'string' }, 'session-timeout': { type: 'string' },
         'kill-grace': { type: 'string' }, 'shutdown-timeout': { type: 'string' }, 'node-workers': { type: 'string' }, 'secret-env': { type: 'string' }, 'max-log-size': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
@@ -116,17 +121,24 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
   }
   const logLevel = values['log-level'] ?? 'info';
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) issues.push({ field: '--log-level', rule: 'one-of', message: `--log-level: must be trace, debug, info, warn or error (got '${logLevel}')` });
+  let zkAuth: string | undefined;
+  try {
+    zkAuth = resolveZkAuth(values['zk-auth-file'], env);
+  } catch (error) {
+    issues.push({ field: '--zk-auth-file', rule: 'format', message: toError(error).message });
+  }
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
   return Object.freeze({
     zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',
     root: values.root ?? env.ORRERY_ROOT ?? '/orrery',
+    zkAuth,
     namespace,
     name,
     jobsDir: values.jobs,
     tags,
     dataDir: values['data-dir'],
     httpPort,
-    httpHost: values['http-host'] ?? '0.0.0.0',
+    httpHost: values['http-host'] ?? '127.0.0.1',
     advertiseHost: values['advertise-host'],
     clusterToken: env.ORRERY_CLUSTER_TOKEN || undefined,
     sessionTimeoutMs: sessionTimeout * 1000,

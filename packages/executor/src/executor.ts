@@ -61,6 +61,8 @@ export interface ExecutorOptions {
   connect: string;
   /** Default `/orrery`. */
   root?: string;
+  /** ZooKeeper digest credentials `user:password`: authenticate, and create nodes with Orrery's ACL. */
+  zkAuth?: string;
   /** Default 10 000. */
   sessionTimeoutMs?: number;
   namespace: string;
@@ -73,7 +75,7 @@ export interface ExecutorOptions {
   dataDir?: string;
   /** Serve /healthz, /metrics and the run history on this port (0: any free port). */
   httpPort?: number;
-  /** Default `0.0.0.0`. */
+  /** Bind address of the HTTP endpoint. Default `127.0.0.1` (this host only); `0.0.0.0` for every interface. */
   httpHost?: string;
   /** Host name put in `httpUrl`. Default: the host name. */
   advertiseHost?: string;
@@ -152,7 +154,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const emitter = createEmitter<ExecutorEvents>((e) => logger.error({ err: e }, 'event listener failed'));
   // A fire that does not run is never silent: the admin sees which, and which policy or fault said so.
   emitter.on('fire:skipped', ({ job, item, fireTime, reason }) => logger.info({ job, item, fireTime, reason }, 'fire skipped'));
-  const zk = createZkClient({ connect: options.connect, root: options.root ?? '/orrery', sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: 60_000 });
+  const zk = createZkClient({ connect: options.connect, root: options.root ?? '/orrery', sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: 60_000, ...(options.zkAuth ? { auth: options.zkAuth } : {}) });
   const dataDir = options.dataDir ?? join(homedir(), '.local', 'state', 'orrery', namespace, name);
   const tmpDir = join(dataDir, 'tmp');
   const history = createHistory({ dataDir, maxAgeMs: options.historyMaxAgeMs, maxBytes: options.historyMaxBytes, maxLogBytes: options.maxLogBytes, logger: logger.child({ component: 'history' }) });
@@ -328,7 +330,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       const nameState = await checkName();
       if (options.httpPort !== undefined) {
         http = await startExecutorHttp({
-          port: options.httpPort, host: options.httpHost ?? '0.0.0.0', metrics: registry, history, clusterToken: options.clusterToken,
+          port: options.httpPort, host: options.httpHost ?? '127.0.0.1', metrics: registry, history, clusterToken: options.clusterToken, logger,
           health: () => ({ ok: zk.phase === 'connected', zookeeper: zk.phase, executor: name, namespace, jobs: runtimes.size, version: ORRERY_VERSION }),
         });
       }

@@ -20,6 +20,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const executor = createExecutor({
     connect: config.zk,
     root: config.root,
+    ...(config.zkAuth ? { zkAuth: config.zkAuth } : {}),
     sessionTimeoutMs: config.sessionTimeoutMs,
     namespace: config.namespace,
     name: config.name,

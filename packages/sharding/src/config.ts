@@ -31,7 +31,8 @@ availability: one leads, the others stand by with a warm cache.
   --root             Orrery's root in ZooKeeper (default: env ORRERY_ROOT, else /orrery)
   --zk-auth-file     ZooKeeper digest credentials USER:PASSWORD in a file (default: env ORRERY_ZK_AUTH)
   --http-port        serve /metrics and /healthz on this port (0: any free port)
-  --http-host        bind address of the HTTP endpoint (default 0.0.0.0)
+  --http-host        bind address of the HTTP endpoint (default 127.0.0.1: this host only;
+                     0.0.0.0: every interface, behind a firewall)
   --id               name in the leader latch (default host:pid)
   --debounce-ms      quiet time before an allocation round (default 150)
   --session-timeout  ZooKeeper session timeout in seconds (default 10)
@@ -90,7 +91,7 @@ export function parseShardingConfig(argv: readonly string[], env: Readonly<Recor
     root,
     zkAuth,
     httpPort,
-    httpHost: values['http-host'] ?? '0.0.0.0',
+    httpHost: values['http-host'] ?? '127.0.0.1',
     id: values.id,
     debounceMs,
     sessionTimeoutMs: sessionTimeout * 1000,

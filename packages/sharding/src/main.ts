@@ -54,6 +54,7 @@ export async function main(argv: readonly string[]): Promise<number> {
         port: config.httpPort,
         host: config.httpHost,
         metrics,
+        logger,
         health: () => ({ ok: zk.phase === 'connected', zookeeper: zk.phase, leader: allocator.isLeader, id: allocator.id }),
       });
       logger.info({ port: http.port }, 'http endpoint listening');
