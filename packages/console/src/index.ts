@@ -3,3 +3,4 @@ export * from './store/namespaces.js';
 export * from './store/jobs.js';
 export * from './store/executors.js';
 export { main as runCli, USAGE } from './cli/main.js';
+export * from './store/acl.js';

@@ -9,6 +9,7 @@ import { OrreryError, createZkClient, resolveZkAuth, toError, ORRERY_VERSION, ty
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
 import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument } from '../store/jobs.js';
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
+import { secureTree } from '../store/acl.js';
 import { formatTable, formatValue } from './format.js';
 
 /** Where the CLI reads and writes; the bin passes the process's, tests their own. */
@@ -32,6 +33,10 @@ Jobs (need -n NAMESPACE):
   orrery -n NS delete JOB [--force]
   orrery -n NS run JOB [--items 0,2] [--param X]   run now (the owners act within a second)
   orrery -n NS stop JOB [--items 0,2]              stop runs in progress
+
+ZooKeeper access:
+  orrery acl secure                          give every node of the tree the ACL of ORRERY_ZK_AUTH
+                                             (an existing tree, once authentication is turned on)
 
 Executors and sharding (need -n NAMESPACE):
   orrery -n NS drain|undrain EXECUTOR        stop / resume giving the executor shards (noTraffic)
@@ -114,7 +119,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   };
 
   try {
-    await run(positionals, values, output, connect, io);
+    await run(positionals, values, output, connect, io, auth);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -151,7 +156,7 @@ function arity(positionals: string[], count: number, form: string): void {
   if (positionals.length !== count) throw new UsageError(`expected: orrery ${form}`);
 }
 
-async function run(positionals: string[], values: Values, output: 'json' | 'table', connect: () => Promise<ZkClient>, io: CliIo): Promise<void> {
+async function run(positionals: string[], values: Values, output: 'json' | 'table', connect: () => Promise<ZkClient>, io: CliIo, auth: string | undefined): Promise<void> {
   const [command, sub, arg] = positionals;
   const print = (text: string): void => { io.stdout.write(text.endsWith('\n') ? text : `${text}\n`); };
   const json = (value: unknown): void => print(JSON.stringify(value, null, 2));
@@ -180,6 +185,15 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
         return;
       }
       throw new UsageError(`unknown ns command '${sub ?? ''}': use create, list or delete`);
+    }
+
+    case 'acl': {
+      if (sub !== 'secure') throw new UsageError(`unknown acl command '${sub ?? ''}': use secure`);
+      arity(positionals, 2, 'acl secure');
+      if (!auth) throw new UsageError('acl secure needs ZooKeeper digest credentials: set ORRERY_ZK_AUTH=user:password or pass --zk-auth-file FILE');
+      const result = await secureTree(await connect());
+      print(`secured ${result.secured} node(s): only ${auth.slice(0, auth.indexOf(':'))} can read or write them now${result.gone > 0 ? ` (${result.gone} vanished meanwhile)` : ''}`);
+      return;
     }
 
     case 'apply': {
