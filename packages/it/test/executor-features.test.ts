@@ -276,8 +276,12 @@ describe('history and logs on the executor', () => {
     await job({ name: 'chatty', type: 'shell', command: 'for i in $(seq 1 100); do echo "line $i"; done; echo "to stderr" >&2' });
     await c.cli('run', 'chatty');
     await eventually(async () => expect((await lastOutcome('chatty'))?.status).toBe('succeeded'));
-    const list = await (await api('/runs?job=chatty')).json() as Array<{ runId: string; status: string; item: number; trigger: string }>;
-    expect(list[0]).toMatchObject({ status: 'succeeded', item: 0, trigger: 'run-now' });
+    // The record is saved just after the outcome reaches ZooKeeper.
+    let list: Array<{ runId: string; status: string; item: number; trigger: string }> = [];
+    await eventually(async () => {
+      list = await (await api('/runs?job=chatty')).json() as typeof list;
+      expect(list[0]).toMatchObject({ status: 'succeeded', item: 0, trigger: 'run-now' });
+    });
     const runId = list[0]!.runId;
     const full = await (await api(`/runs/${runId}/log`)).text();
     expect(full.split('\n')).toHaveLength(101);
