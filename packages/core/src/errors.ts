@@ -4,7 +4,7 @@
  * `instanceof`, once they have crossed a process boundary.
  *
  * `docs/errors.md` lists every code with its meaning, whether it is retryable, and the
- * HTTP status the console answers with.
+ * HTTP status every HTTP answer uses for it ({@link HTTP_STATUS}).
  */
 
 /** Every error code Orrery raises, with whether an operation that failed with it may be retried. */
@@ -39,6 +39,38 @@ export const ERROR_CODES = {
 
 /** The string code of an {@link OrreryError}. */
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * The HTTP status every HTTP answer of Orrery uses for an error with each code (the one table:
+ * the processes' endpoints and the console map codes through it; `docs/errors.md` shows it).
+ * 5xx answers carry a generic message; the full error goes to the process's log.
+ */
+export const HTTP_STATUS = {
+  'no-node': 404,
+  'node-exists': 409,
+  'bad-version': 409,
+  'not-empty': 409,
+  'no-children-for-ephemerals': 500,
+  'connection-loss': 503,
+  'operation-timeout': 503,
+  'session-expired': 503,
+  'session-moved': 503,
+  'closing': 503,
+  'not-connected': 503,
+  'auth-failed': 403,
+  'no-auth': 401,
+  'bad-arguments': 400,
+  'zookeeper-error': 500,
+  'validation': 400,
+  'bad-data': 500,
+  'conflict': 409,
+  'not-found': 404,
+  'already-exists': 409,
+  'usage': 400,
+  'timeout': 504,
+  'closed': 503,
+  'internal': 500,
+} as const satisfies Record<ErrorCode, number>;
 
 /** One problem found by validation: which field, which rule, and a sentence for people. */
 export interface ValidationIssue {
