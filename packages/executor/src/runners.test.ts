@@ -178,8 +178,12 @@ describe('node job pool dispatch', () => {
     const pool = createNodePool({ min: 1, max: 1 });
     try {
       const path = join(dir, 'withdraw.txt');
+      // A warm worker first: a loaded machine can take longer than the waiting run's 800 ms to start
+      // one, and the worker would then find the waiting run due before the other arrived. The
+      // running one lasts long enough that both withdrawals reach the worker while it runs.
+      await pool.run(spec('warm-up', join(dir, 'withdraw-warm-up.txt'), 0)).done;
       const waiting = pool.run({ ...spec('waiting', path, 0), startAt: Date.now() + 800 });
-      const running = pool.run(spec('running', path, 400));
+      const running = pool.run(spec('running', path, 1500));
       await eventually(() => expect(ledgerLines(path)).toEqual(['running']));
       waiting.withdraw!();
       running.withdraw!();
