@@ -26,6 +26,11 @@ export interface TcpProxy {
   forward(): void;
   /** Adds `ms` of latency to each forwarded chunk (0 for none). */
   setDelay(ms: number): void;
+  /**
+   * Cuts what the server sends into pieces of at most `bytes`, one every `intervalMs` (a slow,
+   * fragmenting link: the client sees a large reply arrive in many reads). `undefined` turns it off.
+   */
+  setFragments(fragments: { bytes: number; intervalMs: number } | undefined): void;
   /** Destroys every open connection (the client sees a reset). */
   reset(): void;
   /** Number of open client connections. */
@@ -39,11 +44,25 @@ export async function createTcpProxy(options: TcpProxyOptions): Promise<TcpProxy
   const targetHost = options.targetHost ?? '127.0.0.1';
   let mode: 'forward' | 'blackhole' = 'forward';
   let delayMs = 0;
+  let fragments: { bytes: number; intervalMs: number } | undefined;
   const pairs = new Set<{ client: Socket; upstream: Socket }>();
 
-  const pipe = (from: Socket, to: Socket): void => {
+  const pipe = (from: Socket, to: Socket, towardsClient: boolean): void => {
+    // Pieces go out in order, one every intervalMs, behind whatever is still queued.
+    let queue: Promise<void> = Promise.resolve();
     from.on('data', (chunk: Buffer) => {
       if (mode === 'blackhole') return;
+      const f = towardsClient ? fragments : undefined;
+      if (f) {
+        for (let at = 0; at < chunk.length; at += f.bytes) {
+          const piece = chunk.subarray(at, at + f.bytes);
+          queue = queue.then(() => new Promise<void>((resolve) => setTimeout(() => {
+            if (!to.destroyed) to.write(piece);
+            resolve();
+          }, f.intervalMs)));
+        }
+        return;
+      }
       if (delayMs > 0) setTimeout(() => { if (!to.destroyed) to.write(chunk); }, delayMs);
       else if (!to.destroyed) to.write(chunk);
     });
@@ -63,8 +82,8 @@ export async function createTcpProxy(options: TcpProxyOptions): Promise<TcpProxy
     client.on('close', end);
     upstream.on('close', end);
     upstream.connect(options.targetPort, targetHost);
-    pipe(client, upstream);
-    pipe(upstream, client);
+    pipe(client, upstream, false);
+    pipe(upstream, client, true);
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -86,6 +105,9 @@ export async function createTcpProxy(options: TcpProxyOptions): Promise<TcpProxy
     },
     setDelay(ms) {
       delayMs = ms;
+    },
+    setFragments(next) {
+      fragments = next;
     },
     reset() {
       for (const { client, upstream } of [...pairs]) {

@@ -40,6 +40,8 @@ export interface ZooKeeperOptions {
    * false for the JVM's full JIT, as production runs. Default true.
    */
   fastStart?: boolean;
+  /** The server's `jute.maxbuffer` in bytes (the largest request it accepts). Default {@link ZK_SERVER_MAX_BUFFER}. */
+  juteMaxBuffer?: number;
 }
 
 /** One running ZooKeeper server. */
@@ -198,7 +200,7 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
     `-Dorg.slf4j.simpleLogger.defaultLogLevel=${options.logLevel}`,
     '-Dorg.slf4j.simpleLogger.showDateTime=true',
     '-Dzookeeper.jmx.log4j.disable=true',
-    `-Djute.maxbuffer=${ZK_SERVER_MAX_BUFFER}`,
+    `-Djute.maxbuffer=${options.juteMaxBuffer}`,
     '-cp',
     classpath,
     'org.apache.zookeeper.server.quorum.QuorumPeerMain',
@@ -312,6 +314,7 @@ function resolveOptions(options: ZooKeeperOptions): Required<ZooKeeperOptions> {
     baseDir: options.baseDir ?? tmpdir(),
     logLevel: options.logLevel ?? 'warn',
     fastStart: options.fastStart ?? true,
+    juteMaxBuffer: options.juteMaxBuffer ?? ZK_SERVER_MAX_BUFFER,
   };
 }
 

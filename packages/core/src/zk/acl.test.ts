@@ -1,7 +1,7 @@
 // Digest authentication and Orrery's ACL, against a real ZooKeeper; and the client's node-size limit.
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createZkClient, digestId, parseZkAuth, ZK_NODE_MAX_BYTES, ZK_PERMS, type ZkClient, type ZkClientOptions } from './client.js';
-import { uniqueRoot } from '../testing/index.js';
+import { createTcpProxy, startZooKeeper, uniqueRoot } from '../testing/index.js';
 
 const zkConnect = inject('zkConnect');
 const AUTH = 'orrery:correct-horse-battery';
@@ -95,5 +95,39 @@ describe('node size', () => {
     expect(data?.length).toBe(ZK_NODE_MAX_BYTES);
     expect(stat.version).toBe(0);
     expect(zk.phase).toBe('connected');
+  });
+});
+
+describe('large replies over a slow, fragmenting link', () => {
+  it('reads 20,000 children and a 1 MB node in many small pieces without any change of connection state', async () => {
+    const server = await startZooKeeper({ juteMaxBuffer: 4 * 1024 * 1024 });
+    const proxy = await createTcpProxy({ targetPort: server.clientPort });
+    try {
+      const root = uniqueRoot('large');
+      const direct = createZkClient({ connect: server.connectString, root, maxDataBytes: 2 * 1024 * 1024 });
+      open.push(direct);
+      await direct.start();
+      await direct.create('/big', Buffer.alloc(1024 * 1024, 120));
+      await direct.create('/many');
+      const names = Array.from({ length: 20_000 }, (_, i) => `child-with-a-longish-name-${String(i).padStart(5, '0')}`);
+      for (let i = 0; i < names.length; i += 500) await Promise.all(names.slice(i, i + 500).map((n) => direct.create(`/many/${n}`)));
+
+      const zk = createZkClient({ connect: proxy.connectString, root, sessionTimeoutMs: 20_000 });
+      open.push(zk);
+      const states: string[] = [];
+      zk.on('state', (s) => states.push(s.state));
+      await zk.start();
+      // About a kilobyte every millisecond: each reply arrives in hundreds of reads.
+      proxy.setFragments({ bytes: 1024, intervalMs: 1 });
+      const { data } = await zk.get('/big');
+      expect(data?.length).toBe(1024 * 1024);
+      const children = await zk.getChildren('/many');
+      expect(children).toHaveLength(20_000);
+      expect(states).toEqual(['CONNECTED']);
+      expect(zk.phase).toBe('connected');
+    } finally {
+      await proxy.close();
+      await server.stop();
+    }
   });
 });

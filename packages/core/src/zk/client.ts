@@ -101,6 +101,8 @@ export interface ZkClientOptions {
    * create every node with Orrery's ACL (see the module header). Default: none (open ACL).
    */
   auth?: string;
+  /** The most data a write may carry, in bytes. Default {@link ZK_NODE_MAX_BYTES} (tests of large nodes raise it). */
+  maxDataBytes?: number;
 }
 
 /** One ACL entry, as ZooKeeper stores it. */
@@ -148,6 +150,7 @@ export interface ResolvedZkClientOptions {
   session: { clientId: string; password: string } | undefined;
   /** Digest credentials, if any (never logged). */
   auth: string | undefined;
+  maxDataBytes: number;
 }
 
 /** A ZooKeeper client handle; see the module header for its guarantees. */
@@ -232,15 +235,26 @@ function native(): NativeModule {
 }
 
 /**
- * The largest node data Orrery writes, in bytes (512 KiB). The C client in the npm package fails to
- * read a node of about 800 KiB or more (a marshalling error that costs the session), so Orrery's
- * ZooKeeper servers run with `jute.maxbuffer` = {@link ZK_SERVER_MAX_BUFFER} (no client can write
- * a node too large to read back), and this client refuses larger writes itself with a clear error
- * before anything is sent. Job configs have their own, smaller limit (`JOB_CONFIG_MAX_BYTES`).
+ * The largest node data Orrery writes, in bytes (512 KiB): half of what a ZooKeeper server accepts
+ * in one request by default ({@link ZK_SERVER_MAX_BUFFER}), so every Orrery write fits with room for
+ * its path and framing. This client refuses a larger write itself, with a clear error, before
+ * anything is sent. Job configs have their own, smaller limit (`JOB_CONFIG_MAX_BYTES`).
  */
 export const ZK_NODE_MAX_BYTES = 512 * 1024;
-/** The `jute.maxbuffer` Orrery's ZooKeeper servers run with: 768 KiB (see {@link ZK_NODE_MAX_BYTES}). */
-export const ZK_SERVER_MAX_BUFFER = 768 * 1024;
+/**
+ * The server's `jute.maxbuffer` Orrery expects and its launchers set: ZooKeeper's default, 1 MiB − 1.
+ * The client has no such limit: it reads whatever the server sends (see `response_counter_limit`).
+ */
+export const ZK_SERVER_MAX_BUFFER = 1024 * 1024 - 1;
+
+/**
+ * The `zookeeper` package closes a handle — reporting an expired session — once its C client has
+ * returned "nothing complete yet" this many times in a row (its default is 10). A large reply (a
+ * big node, 20,000 children) arriving in pieces over a slow link does exactly that, so a slow link
+ * could cost a healthy session. Dead links are detected by the session timeout instead: the counter
+ * is set out of reach.
+ */
+const RESPONSE_COUNTER_LIMIT = 2_147_483_647;
 
 const CREATE_FLAGS: Record<CreateMode, number> = {
   persistent: 0,
@@ -274,6 +288,7 @@ export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClie
     connectTimeoutMs: options.connectTimeoutMs ?? 15_000,
     session: options.session,
     auth: options.auth,
+    maxDataBytes: options.maxDataBytes ?? ZK_NODE_MAX_BYTES,
   });
 }
 
@@ -378,6 +393,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       debug_level: 0,
       host_order_deterministic: false,
       data_as_buffer: true,
+      response_counter_limit: RESPONSE_COUNTER_LIMIT,
     };
     if (session) {
       config.client_id = session.clientId;
@@ -492,9 +508,9 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
   const toBuffer = (data: Buffer | string | null | undefined): Buffer | null =>
     data === null || data === undefined ? null : Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8');
   const checkSize = (operation: string, path: string, data: Buffer | null): void => {
-    if (data && data.length > ZK_NODE_MAX_BYTES) {
-      throw new OrreryError('bad-arguments', `ZooKeeper ${operation} ${path}: ${data.length} bytes of data is more than the ${ZK_NODE_MAX_BYTES} bytes a node may hold`, {
-        details: { path, bytes: data.length, limit: ZK_NODE_MAX_BYTES },
+    if (data && data.length > opts.maxDataBytes) {
+      throw new OrreryError('bad-arguments', `ZooKeeper ${operation} ${path}: ${data.length} bytes of data is more than the ${opts.maxDataBytes} bytes a node may hold`, {
+        details: { path, bytes: data.length, limit: opts.maxDataBytes },
       });
     }
   };
