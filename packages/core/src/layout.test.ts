@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { matchPath, paths } from './layout.js';
+import { commandName, matchPath, parseCommandName, paths } from './layout.js';
 
 describe('layout', () => {
   it.each([
@@ -16,6 +16,11 @@ describe('layout', () => {
     [paths.jobShards('ns', 'j'), { kind: 'job-shards', namespace: 'ns', job: 'j' }],
     [paths.jobShard('ns', 'j', 7), { kind: 'job-shard', namespace: 'ns', job: 'j', item: 7 }],
     [paths.jobCommands('ns', 'j'), { kind: 'job-commands', namespace: 'ns', job: 'j' }],
+    [paths.jobCommand('ns', 'j', 'cmd-0000000012'), { kind: 'job-command', namespace: 'ns', job: 'j', node: 'cmd-0000000012', command: { form: 'sequential', sequence: 12 } }],
+    [paths.jobCommand('ns', 'j', commandName.downstream('up-1', 1700000000000)), { kind: 'job-command', namespace: 'ns', job: 'j', node: 'downstream-up-1-1700000000000', command: { form: 'downstream', upstream: 'up-1', fireTime: 1700000000000 } }],
+    [paths.jobCommand('ns', 'j', commandName.failover(2, 5)), { kind: 'job-command', namespace: 'ns', job: 'j', node: 'failover-2-5', command: { form: 'failover', item: 2, fireTime: 5 } }],
+    [paths.jobCommand('ns', 'j', commandName.repair(0)), { kind: 'job-command', namespace: 'ns', job: 'j', node: 'repair-0', command: { form: 'repair', item: 0 } }],
+    [paths.jobCommand('ns', 'j', 'hand made'), { kind: 'job-command', namespace: 'ns', job: 'j', node: 'hand made', command: undefined }],
     [paths.executors('ns'), { kind: 'executors', namespace: 'ns' }],
     [paths.executor('ns', 'host-1.dc'), { kind: 'executor', namespace: 'ns', executor: 'host-1.dc' }],
     [paths.executorPresence('ns', 'e'), { kind: 'executor-presence', namespace: 'ns', executor: 'e' }],
@@ -37,8 +42,58 @@ describe('layout', () => {
     () => paths.executor('ns', 'a b'),
     () => paths.jobShard('ns', 'j', -1),
     () => paths.jobShard('ns', 'j', 1.5),
+    () => paths.jobCommand('ns', 'j', 'a/b'),
+    () => paths.jobCommand('ns', 'j', '..'),
+    () => paths.jobCommand('ns', 'j', ''),
+    () => paths.jobCommand('ns', 'j', 'line\nbreak'),
+    () => commandName.downstream('a/b', 1),
+    () => commandName.downstream('up', -1),
+    () => commandName.downstream('up', 1.5),
+    () => commandName.failover(-1, 1),
+    () => commandName.failover(0, Number.NaN),
+    () => commandName.repair(0.5),
   ])('refuses a name that would escape its place (%#)', (build) => {
     expect(build).toThrow(expect.objectContaining({ code: 'validation' }));
+  });
+
+  describe('command names', () => {
+    it.each([
+      [commandName.sequential(), undefined], // the prefix: ZooKeeper appends the sequence
+      ['cmd-0000000000', { form: 'sequential', sequence: 0 }],
+      ['cmd-2147483647', { form: 'sequential', sequence: 2147483647 }],
+      ['cmd--2147483648', { form: 'sequential', sequence: -2147483648 }],
+      [commandName.downstream('backup', 1700000000000), { form: 'downstream', upstream: 'backup', fireTime: 1700000000000 }],
+      // Job names may hold '-' and digits: the fire time is after the last '-'.
+      [commandName.downstream('a-1-2', 0), { form: 'downstream', upstream: 'a-1-2', fireTime: 0 }],
+      [commandName.failover(7, 1700000000000), { form: 'failover', item: 7, fireTime: 1700000000000 }],
+      [commandName.repair(99_999), { form: 'repair', item: 99_999 }],
+      ['cmd-12', undefined],
+      ['cmd-00000000011', undefined],
+      ['downstream--5', undefined],
+      ['downstream-up-05', undefined],
+      ['downstream-up-', undefined],
+      ['downstream-a/b-5', undefined],
+      ['failover-1', undefined],
+      ['failover-01-5', undefined],
+      ['failover-x-5', undefined],
+      ['repair-', undefined],
+      ['repair-1-2', undefined],
+      ['repair--1', undefined],
+      ['run-now', undefined],
+      ['', undefined],
+    ])('%s parses as %j', (name, parts) => {
+      expect(parseCommandName(name)).toEqual(parts);
+    });
+
+    it('round-trips every downstream and failover name (property)', () => {
+      fc.assert(
+        fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.nat(99_999), fc.maxSafeNat(), (job, item, fireTime) => {
+          expect(parseCommandName(commandName.downstream(job, fireTime))).toEqual({ form: 'downstream', upstream: job, fireTime });
+          expect(parseCommandName(commandName.failover(item, fireTime))).toEqual({ form: 'failover', item, fireTime });
+          expect(parseCommandName(commandName.repair(item))).toEqual({ form: 'repair', item });
+        }),
+      );
+    });
   });
 
   it('round-trips every valid job shard path (property)', () => {

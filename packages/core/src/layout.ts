@@ -28,6 +28,74 @@ const item = (n: number): string => {
   return String(n);
 };
 
+/**
+ * Command node names as read from ZooKeeper: any single segment (no `/`, no control character, not
+ * `.` or `..`), so that a node someone made by hand can still be read, logged and pruned; what the
+ * name means is {@link parseCommandName}'s business.
+ */
+export const COMMAND_NODE_PATTERN = /^(?!\.{1,2}$)[^/\u0000-\u001f\u007f]{1,1024}$/;
+const commandNode = (name: string): string => segment('command', name, COMMAND_NODE_PATTERN);
+const fireTimeText = (t: number): string => {
+  if (!Number.isSafeInteger(t) || t < 0) {
+    throw new OrreryError('validation', `fire time '${t}' must be an integer number of epoch ms ≥ 0`, {
+      details: { issues: [{ field: 'fireTime', rule: 'integer', message: 'fireTime must be an integer number of epoch ms ≥ 0' }] },
+    });
+  }
+  return String(t);
+};
+
+/** The prefix of a persistent-sequential command's name: ZooKeeper appends a 10-digit sequence. */
+export const SEQUENTIAL_COMMAND_PREFIX = 'cmd-';
+
+/**
+ * Builders of command node names, one per form (see `docs/zk-layout.md`). A deterministic name is the
+ * exactly-once key: whoever creates it first wins, anyone else gets `node-exists`.
+ */
+export const commandName = {
+  /** Run-now and stop from people (CLI, console): created persistent-sequential, so each is new. */
+  sequential: () => SEQUENTIAL_COMMAND_PREFIX,
+  /** Run `job` once for `upstream`'s completed fire `fireTime` (epoch ms). */
+  downstream: (upstream: string, fireTime: number) => `downstream-${job(upstream)}-${fireTimeText(fireTime)}`,
+  /** From the job leader: re-run `item`'s crashed fire `fireTime` (epoch ms). */
+  failover: (n: number, fireTime: number) => `failover-${item(n)}-${fireTimeText(fireTime)}`,
+  /** To the job leader: reset `item`'s unreadable shard node (one request per item at a time). */
+  repair: (n: number) => `repair-${item(n)}`,
+} as const;
+
+/** A command node name, parsed by {@link parseCommandName}. */
+export type CommandNameParts =
+  | { form: 'sequential'; sequence: number }
+  | { form: 'downstream'; upstream: string; fireTime: number }
+  | { form: 'failover'; item: number; fireTime: number }
+  | { form: 'repair'; item: number };
+
+const ITEM_TEXT = '(0|[1-9]\\d{0,8})';
+const TIME_TEXT = '(0|[1-9]\\d{0,15})';
+const COMMAND_NAME_FORMS = {
+  // ZooKeeper's sequence is a signed 32-bit counter printed as %010d (negative once it wraps).
+  sequential: /^cmd-(-?\d{10})$/,
+  downstream: new RegExp(`^downstream-([A-Za-z0-9_-]{1,64})-${TIME_TEXT}$`),
+  failover: new RegExp(`^failover-${ITEM_TEXT}-${TIME_TEXT}$`),
+  repair: new RegExp(`^repair-${ITEM_TEXT}$`),
+};
+
+/**
+ * What a command node's name says (the inverse of {@link commandName}); `undefined` for a name of
+ * no known form. A downstream name splits at its last `-`: job names may hold `-`, fire times not.
+ */
+export function parseCommandName(name: string): CommandNameParts | undefined {
+  if (typeof name !== 'string') return undefined;
+  let m = COMMAND_NAME_FORMS.sequential.exec(name);
+  if (m) return { form: 'sequential', sequence: Number(m[1]) };
+  m = COMMAND_NAME_FORMS.downstream.exec(name);
+  if (m && Number.isSafeInteger(Number(m[2]))) return { form: 'downstream', upstream: m[1]!, fireTime: Number(m[2]) };
+  m = COMMAND_NAME_FORMS.failover.exec(name);
+  if (m && Number.isSafeInteger(Number(m[2]))) return { form: 'failover', item: Number(m[1]), fireTime: Number(m[2]) };
+  m = COMMAND_NAME_FORMS.repair.exec(name);
+  if (m) return { form: 'repair', item: Number(m[1]) };
+  return undefined;
+}
+
 /** Builders for every path Orrery uses. */
 export const paths = {
   namespaces: () => '/namespaces',
@@ -47,8 +115,13 @@ export const paths = {
   jobShards: (namespace: string, name: string) => `${paths.job(namespace, name)}/shards`,
   /** Data: ShardState of one item. */
   jobShard: (namespace: string, name: string, n: number) => `${paths.jobShards(namespace, name)}/${item(n)}`,
-  /** Children: persistent-sequential run-now / stop commands. */
+  /** Children: command nodes (run-now / stop, downstream, failover, repair; see {@link commandName}). */
   jobCommands: (namespace: string, name: string) => `${paths.job(namespace, name)}/commands`,
+  /**
+   * Data: a Command JSON. `command` is a name from {@link commandName} (for a persistent-sequential
+   * create, the prefix), or a child name as listed.
+   */
+  jobCommand: (namespace: string, name: string, command: string) => `${paths.jobCommands(namespace, name)}/${commandNode(command)}`,
   executors: (namespace: string) => `/namespaces/${ns(namespace)}/executors`,
   executor: (namespace: string, name: string) => `/namespaces/${ns(namespace)}/executors/${ex(name)}`,
   /** Ephemeral; data: ExecutorPresence. */
@@ -78,7 +151,8 @@ export type PathMatch =
   | { kind: 'job-shards'; namespace: string; job: string }
   | { kind: 'job-shard'; namespace: string; job: string; item: number }
   | { kind: 'job-commands'; namespace: string; job: string }
-  | { kind: 'job-command'; namespace: string; job: string; node: string }
+  /** `command`: what the node's name says; `undefined` for a name of no known form. */
+  | { kind: 'job-command'; namespace: string; job: string; node: string; command: CommandNameParts | undefined }
   | { kind: 'executors'; namespace: string }
   | { kind: 'executor'; namespace: string; executor: string }
   | { kind: 'executor-presence'; namespace: string; executor: string }
@@ -119,7 +193,9 @@ export function matchPath(path: string): PathMatch | undefined {
       return { kind: 'job-shard', namespace, job: name, item: Number(grandchild) };
     }
     if (kind === 'job-leader') return { kind: 'job-leader-node', namespace, job: name, node: grandchild };
-    if (kind === 'job-commands') return { kind: 'job-command', namespace, job: name, node: grandchild };
+    if (kind === 'job-commands') {
+      return COMMAND_NODE_PATTERN.test(grandchild) ? { kind: 'job-command', namespace, job: name, node: grandchild, command: parseCommandName(grandchild) } : undefined;
+    }
     return undefined;
   }
   if (area === 'executors') {

@@ -9,5 +9,6 @@ export * from './namespace.js';
 export * from './executor.js';
 export * from './assignment.js';
 export * from './shard.js';
+export * from './command.js';
 export type { ValidationIssue } from '../errors.js';
 export { OrreryError, type ErrorCode } from '../errors.js';
