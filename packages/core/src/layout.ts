@@ -108,6 +108,11 @@ export const paths = {
   job: (namespace: string, name: string) => `/namespaces/${ns(namespace)}/jobs/${job(name)}`,
   /** Data: the allocator's Assignment for the job. */
   jobAssignment: (namespace: string, name: string) => `${paths.job(namespace, name)}/assignment`,
+  /**
+   * Data: `{input, appliedAt}` — the job's entry in the file `orrery apply` last wrote it from (the
+   * fields the file set), for a three-way merge on the next apply (see docs/cli.md).
+   */
+  jobLastApplied: (namespace: string, name: string) => `${paths.job(namespace, name)}/last-applied`,
   /** Data: `{epoch}` written by the job leader once the assignment is safe to run. */
   jobApplied: (namespace: string, name: string) => `${paths.job(namespace, name)}/applied`,
   /** Children: ephemeral-sequential latch nodes of the job's leader latch. */
@@ -146,6 +151,7 @@ export type PathMatch =
   | { kind: 'job'; namespace: string; job: string }
   | { kind: 'job-assignment'; namespace: string; job: string }
   | { kind: 'job-applied'; namespace: string; job: string }
+  | { kind: 'job-last-applied'; namespace: string; job: string }
   | { kind: 'job-leader'; namespace: string; job: string }
   | { kind: 'job-leader-node'; namespace: string; job: string; node: string }
   | { kind: 'job-shards'; namespace: string; job: string }
@@ -162,6 +168,7 @@ export type PathMatch =
 const JOB_CHILDREN = {
   assignment: 'job-assignment',
   applied: 'job-applied',
+  'last-applied': 'job-last-applied',
   leader: 'job-leader',
   shards: 'job-shards',
   commands: 'job-commands',

@@ -74,7 +74,7 @@ describe('orrery CLI against a real ZooKeeper', () => {
     expect(applied.stdout).toContain('+ create    backup');
     expect(applied.stdout).toContain('applied: 2 written, 0 unchanged, 0 conflict(s)');
     const got = await cli('-n', 'shop', 'get', 'jobs', '-o', 'json');
-    const expected = validateJobDocument((await import('yaml')).parse(JOBS_YAML));
+    const expected = validateJobDocument((await import('yaml')).parse(JOBS_YAML)).map((e) => e.config);
     expect(JSON.parse(got.stdout)).toEqual(expected);
     expect(JSON.parse((await cli('-n', 'shop', 'get', 'job', 'backup', '-o', 'json')).stdout).shardingItemParameters).toEqual({ 0: 'a', 1: 'b', 2: 'c' });
     const table = await cli('-n', 'shop', 'get', 'jobs');
@@ -112,9 +112,11 @@ jobs:
 `);
     const r = await cli('-n', 'shop', 'apply', '-f', f);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('jobs[1].colour');
+    expect(r.stderr).toContain('jobs[1] (broken).colour');
     expect(r.stderr).toContain('[rule: unknown-field]');
-    // All problems at once? The unknown field stops structural checks; fix it and see the rest.
+    // Every problem at once: the unknown field hides none of the others.
+    expect(r.stderr).toContain('jobs[1] (broken).cron');
+    expect(r.stderr).toContain('jobs[1] (broken).shardingItemParameters.5');
     const f2 = file('bad2.yaml', `
 jobs:
   - name: fine
@@ -131,16 +133,16 @@ jobs:
 `);
     const r2 = await cli('-n', 'shop', 'apply', '-f', f2);
     expect(r2.code).toBe(1);
-    expect(r2.stderr).toContain('jobs[1].cron');
+    expect(r2.stderr).toContain('jobs[1] (broken).cron');
     expect(r2.stderr).toContain('[rule: cron]');
-    expect(r2.stderr).toContain('jobs[1].timeZone');
-    expect(r2.stderr).toContain('jobs[1].shardingItemParameters.5');
+    expect(r2.stderr).toContain('jobs[1] (broken).timeZone');
+    expect(r2.stderr).toContain('jobs[1] (broken).shardingItemParameters.5');
     expect(r2.stderr).toContain('[rule: item-range]');
     expect(await zk.exists(paths.job('shop', 'fine'))).toBeNull();
     expect(await zk.exists(paths.job('shop', 'broken'))).toBeNull();
     const f3 = file('bad3.yaml', 'jobs:\n  - name: x\n    type: shell\n    command: "true"\n    downstream: [nobody]\n');
     const r3 = await cli('-n', 'shop', 'apply', '-f', f3);
-    expect(r3.stderr).toContain("jobs[0].downstream[0]: no job named 'nobody'");
+    expect(r3.stderr).toContain("jobs[0] (x).downstream[0]: no job named 'nobody'");
     expect(await zk.exists(paths.job('shop', 'x'))).toBeNull();
     const r4 = await cli('-n', 'shop', 'apply', '-f', file('syntax.yaml', 'jobs: [ {'));
     expect(r4.code).toBe(1);

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { OrreryError, createZkClient, resolveZkAuth, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
-import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument } from '../store/jobs.js';
+import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument, type JobDocumentEntry } from '../store/jobs.js';
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
 import { secureTree } from '../store/acl.js';
 import { formatTable, formatValue } from './format.js';
@@ -204,10 +204,10 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
       const zk = await connect();
       const listing = await listJobs(zk, namespace);
       const existing = [...listing.jobs.map((j) => j.config.name), ...listing.broken.map((b) => b.name)];
-      const configs = validateJobDocument(document, existing);
-      const plan = await planJobs(zk, namespace, configs);
+      const entries = validateJobDocument(document, existing);
+      const plan = await planJobs(zk, namespace, entries);
       for (const change of plan) {
-        if (change.action === 'create') print(`+ create    ${change.name}`);
+        if (change.action === 'create') print(`+ create    ${change.name}${change.config.enabled ? '' : ` (disabled: set enabled: true, or run orrery -n ${namespace} enable ${change.name})`}`);
         else if (change.action === 'unchanged') print(`= unchanged ${change.name}`);
         else if (change.action === 'replace') print(`! replace   ${change.name} (its stored config is ${change.problem})`);
         else {
@@ -215,6 +215,8 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
           for (const c of change.changes) print(`    ${c.field}: ${formatValue(c.before)} → ${formatValue(c.after)}`);
         }
       }
+      // A Node job runs only where an executor offers its handler: say so now, not at its first fire.
+      for (const warning of await handlerWarnings(zk, namespace, entries)) io.stderr.write(`warning: ${warning}\n`);
       if (values['dry-run']) {
         print(`dry run: nothing written (${plan.filter((c) => c.action !== 'unchanged').length} job(s) would be written)`);
         return;
@@ -342,6 +344,17 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
     default:
       throw new UsageError(`unknown command '${command}'`);
   }
+}
+
+/** Warnings for the file's Node jobs whose handler no online executor of the namespace offers. */
+async function handlerWarnings(zk: ZkClient, namespace: string, entries: readonly JobDocumentEntry[]): Promise<string[]> {
+  const nodeJobs = entries.filter((e) => e.config.type === 'node' && e.config.handler);
+  if (nodeJobs.length === 0) return [];
+  const online = (await listExecutors(zk, namespace)).filter((e) => e.online && e.info);
+  const offered = new Set(online.flatMap((e) => e.info!.handlers));
+  return nodeJobs
+    .filter((e) => !offered.has(e.config.handler!))
+    .map((e) => `jobs[${e.index}] (${e.config.name}): no online executor offers handler '${e.config.handler}'${online.length === 0 ? ' (no executor is online)' : ` (online: ${online.map((x) => `${x.name} [${x.info!.handlers.join(', ') || 'no handlers'}]`).join('; ')})`}; its shards stay unassigned until one starts with --jobs holding it`);
 }
 
 /** Reads a YAML or JSON file (JSON is YAML too, but a `.json` file gets JSON's stricter errors). */

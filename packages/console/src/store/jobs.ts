@@ -14,6 +14,7 @@ import {
   readJson,
   hasErrorCode,
   inspectNode,
+  jsonEqual,
   JOB_NAME_PATTERN,
   NODE_NAME_PATTERN,
   checkExecutorAssignment,
@@ -53,10 +54,11 @@ export interface JobListing {
 
 /** What `apply` will do to one job. */
 export type JobChange =
-  | { action: 'create'; name: string; config: JobConfig }
-  | { action: 'replace'; name: string; config: JobConfig; version: number; problem: string }
-  | { action: 'update'; name: string; config: JobConfig; version: number; changes: ReturnType<typeof diffJobConfig> }
-  | { action: 'unchanged'; name: string; config: JobConfig };
+  | { action: 'create'; name: string; config: JobConfig; input?: Record<string, unknown> }
+  | { action: 'replace'; name: string; config: JobConfig; version: number; problem: string; input?: Record<string, unknown> }
+  | { action: 'update'; name: string; config: JobConfig; version: number; changes: ReturnType<typeof diffJobConfig>; input?: Record<string, unknown> }
+  /** `input` set: nothing changes in the config, but the file's entry did (its last-applied is rewritten). */
+  | { action: 'unchanged'; name: string; config: JobConfig; input?: Record<string, unknown> };
 
 /** The result of applying a plan. */
 export interface ApplyResult {
@@ -130,59 +132,156 @@ export async function listJobs(zk: ZkClient, namespace: string): Promise<JobList
   return listing;
 }
 
+/** One job of an `apply` file: its entry as written (the fields the file sets) and its validated config. */
+export interface JobDocumentEntry {
+  /** Position in the file's `jobs` list. */
+  index: number;
+  /** The entry as the file has it (the fields it sets, before defaults). */
+  input: Record<string, unknown>;
+  config: JobConfig;
+}
+
+/** `jobs[2] (nightly-report)`: how messages name an entry of the file. */
+function entryLabel(index: number, input: unknown): string {
+  const name = isPlainObject(input) && typeof input.name === 'string' && JOB_NAME_PATTERN.test(input.name) ? ` (${input.name})` : '';
+  return `jobs[${index}]${name}`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /**
- * Validates a whole document (`{ jobs: [...] }`) and returns the configs, or throws one `validation`
- * error listing every problem (fields prefixed with `jobs[i].`). `existing` names the jobs already in
- * the namespace, for downstream references.
+ * Validates a whole document (`{ jobs: [...] }`) and returns its entries, or throws one `validation`
+ * error listing **every** problem of the file at once: each job's (a wrong type in one field hides
+ * none of the others), and the file's own — duplicate names, downstream jobs that exist neither in
+ * the file nor in the namespace, downstream cycles — among the entries whose names and downstream
+ * lists can be read. Fields are `jobs[i].field`; messages name the job: `jobs[2] (nightly-report).cron: …`.
+ * `existing` names the jobs already in the namespace.
  */
-export function validateJobDocument(document: unknown, existing: readonly string[] = []): JobConfig[] {
+export function validateJobDocument(document: unknown, existing: readonly string[] = []): JobDocumentEntry[] {
   const issues: ValidationIssue[] = [];
-  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+  if (!isPlainObject(document)) {
     throw validationError([{ field: '', rule: 'type', message: "the file must hold an object with a 'jobs' list" }], 'file');
   }
   for (const key of Object.keys(document)) {
     if (key !== 'jobs') issues.push({ field: key, rule: 'unknown-field', message: `${key}: unknown field (the file holds only 'jobs')` });
   }
-  const list = (document as { jobs?: unknown }).jobs;
+  const list = document.jobs;
   if (!Array.isArray(list)) {
     issues.push({ field: 'jobs', rule: 'required', message: "jobs: required, a list of job configurations" });
     throw validationError(issues, 'file');
   }
-  const configs: JobConfig[] = [];
-  list.forEach((input, i) => {
+  const entries: JobDocumentEntry[] = [];
+  // What the file-level rules can read of each entry, valid or not.
+  const named: Array<{ index: number; name: string; downstream: string[] }> = [];
+  list.forEach((input: unknown, i) => {
+    const label = entryLabel(i, input);
     const r = checkJobConfig(input);
-    if (r.ok) configs.push(r.value);
-    else for (const issue of r.issues) issues.push({ ...issue, field: issue.field ? `jobs[${i}].${issue.field}` : `jobs[${i}]`, message: `jobs[${i}].${issue.message}` });
+    if (r.ok) entries.push({ index: i, input: input as Record<string, unknown>, config: r.value });
+    else for (const problem of r.issues) issues.push({ ...problem, field: problem.field ? `jobs[${i}].${problem.field}` : `jobs[${i}]`, message: problem.field ? `${label}.${problem.message}` : `${label}: ${problem.message.replace(/^value: /, '')}` });
+    if (isPlainObject(input) && typeof input.name === 'string' && JOB_NAME_PATTERN.test(input.name)) {
+      const downstream = Array.isArray(input.downstream) ? input.downstream.filter((d): d is string => typeof d === 'string') : [];
+      named.push({ index: i, name: input.name, downstream });
+    }
   });
-  if (issues.length === 0) {
-    issues.push(...jobSetIssues(configs));
-    const known = new Set([...existing, ...configs.map((c) => c.name)]);
-    configs.forEach((c, i) => {
-      c.downstream.forEach((d, k) => {
-        if (!known.has(d)) issues.push({ field: `jobs[${i}].downstream[${k}]`, rule: 'unknown-job', message: `jobs[${i}].downstream[${k}]: no job named '${d}' in the file or the namespace` });
-      });
+  // The file's own rules, over every entry whose name can be read.
+  const first = new Map<string, number>();
+  for (const n of named) {
+    const seen = first.get(n.name);
+    if (seen !== undefined) issues.push({ field: `jobs[${n.index}].name`, rule: 'unique', message: `jobs[${n.index}] (${n.name}).name: '${n.name}' is defined twice (also jobs[${seen}])` });
+    else first.set(n.name, n.index);
+  }
+  const known = new Set([...existing, ...named.map((n) => n.name)]);
+  for (const n of named) {
+    n.downstream.forEach((d, k) => {
+      if (!known.has(d)) issues.push({ field: `jobs[${n.index}].downstream[${k}]`, rule: 'unknown-job', message: `jobs[${n.index}] (${n.name}).downstream[${k}]: no job named '${d}' in the file or the namespace` });
     });
   }
+  const cycleIssues = jobSetIssues(named.map((n) => ({ name: n.name, downstream: n.downstream }) as unknown as JobConfig)).filter((i) => i.rule === 'cycle');
+  for (const c of cycleIssues) {
+    const index = Number(/^jobs\[(\d+)\]/.exec(c.field)?.[1] ?? -1);
+    const real = named[index]?.index ?? index;
+    issues.push({ ...c, field: `jobs[${real}].downstream`, message: `${entryLabel(real, list[real])}.downstream: ${c.message.replace(/^jobs\[\d+\]\.downstream: /, '')}` });
+  }
   if (issues.length > 0) throw validationError(issues, 'file');
-  return configs;
+  return entries;
 }
 
-/** Compares desired configs with the stored ones (no writes). */
-export async function planJobs(zk: ZkClient, namespace: string, configs: readonly JobConfig[]): Promise<JobChange[]> {
-  const plan: JobChange[] = [];
-  for (const config of configs) {
-    const stored = await readJobEntry(zk, namespace, config.name);
-    if (!stored) plan.push({ action: 'create', name: config.name, config });
-    else if (isBrokenJob(stored)) plan.push({ action: 'replace', name: config.name, config, version: stored.stat.version, problem: stored.problem });
-    else {
-      const changes = diffJobConfig(stored.config, config);
-      plan.push(changes.length === 0 ? { action: 'unchanged', name: config.name, config } : { action: 'update', name: config.name, config, version: stored.stat.version, changes });
-    }
+/** The data of a job's `last-applied` node. */
+interface LastApplied {
+  input: Record<string, unknown>;
+  appliedAt: number;
+}
+
+async function readLastApplied(zk: ZkClient, namespace: string, name: string): Promise<LastApplied | undefined> {
+  const path = paths.jobLastApplied(namespace, name);
+  const node = await zk.get(path).catch((error: unknown) => {
+    if (hasErrorCode(error, 'no-node')) return undefined;
+    throw error;
+  });
+  if (!node) return undefined;
+  const read = inspectNode(node.data, path, (v: unknown) =>
+    isPlainObject(v) && isPlainObject(v.input) ? { ok: true as const, value: v as unknown as LastApplied } : { ok: false as const, issues: [{ field: 'input', rule: 'type', message: 'input: must be an object' }] });
+  return read.ok ? read.value : undefined; // unreadable: as if never applied (fields not in the file keep their values)
+}
+
+/**
+ * The three-way merge of `apply` (kubectl's rule, on the top-level fields): a field the file sets
+ * takes the file's value; a field the file set at the last apply and no longer sets returns to its
+ * default; any other field keeps its live value (set by `orrery enable`, the console, …). Pure.
+ */
+export function mergeApplied(input: Readonly<Record<string, unknown>>, live: JobConfig | undefined, lastApplied: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  const fields = new Set<string>([...Object.keys(input), ...(live ? Object.keys(live) : [])]);
+  for (const field of fields) {
+    if (Object.hasOwn(input, field)) merged[field] = input[field];
+    else if (lastApplied && Object.hasOwn(lastApplied, field)) continue; // removed from the file: back to its default
+    else if (live && Object.hasOwn(live, field)) merged[field] = (live as Record<string, unknown>)[field];
   }
+  return merged;
+}
+
+/**
+ * Compares the file's jobs with the stored ones (no writes): each job's config is the three-way
+ * merge of the file's entry, the stored config and the entry last applied ({@link mergeApplied}),
+ * validated again. Throws one `validation` error naming every job whose merge is invalid.
+ */
+export async function planJobs(zk: ZkClient, namespace: string, entries: readonly JobDocumentEntry[]): Promise<JobChange[]> {
+  const plan: JobChange[] = [];
+  const issues: ValidationIssue[] = [];
+  for (const entry of entries) {
+    const name = entry.config.name;
+    const stored = await readJobEntry(zk, namespace, name);
+    if (!stored) {
+      plan.push({ action: 'create', name, config: entry.config, input: entry.input });
+      continue;
+    }
+    if (isBrokenJob(stored)) {
+      plan.push({ action: 'replace', name, config: entry.config, version: stored.stat.version, problem: stored.problem, input: entry.input });
+      continue;
+    }
+    const last = await readLastApplied(zk, namespace, name);
+    const merged = checkJobConfig(mergeApplied(entry.input, stored.config, last?.input));
+    if (!merged.ok) {
+      const label = entryLabel(entry.index, entry.input);
+      for (const problem of merged.issues) issues.push({ ...problem, field: `jobs[${entry.index}].${problem.field}`, message: `${label}.${problem.message} (after merging with the stored config)` });
+      continue;
+    }
+    const config = merged.value;
+    const changes = diffJobConfig(stored.config, config);
+    const unchangedInput = last !== undefined && jsonEqual(last.input, entry.input);
+    if (changes.length === 0) plan.push(unchangedInput ? { action: 'unchanged', name, config } : { action: 'unchanged', name, config, input: entry.input });
+    else plan.push({ action: 'update', name, config, version: stored.stat.version, changes, input: entry.input });
+  }
+  if (issues.length > 0) throw validationError(issues, 'file');
   return plan;
 }
 
-/** Writes a plan: each job with one create or one compare-and-set from the planned version. */
+/**
+ * Writes a plan: each job with one create or one compare-and-set from the planned version, then its
+ * `last-applied` entry (the fields the file set) for the next merge.
+ */
 export async function applyPlan(zk: ZkClient, namespace: string, plan: readonly JobChange[]): Promise<ApplyResult> {
   const result: ApplyResult = { written: [], unchanged: [], conflicts: [] };
   await zk.mkdirp(paths.jobs(namespace));
@@ -191,19 +290,31 @@ export async function applyPlan(zk: ZkClient, namespace: string, plan: readonly 
     try {
       if (change.action === 'create') await zk.create(path, encodeJson(change.config));
       else if (change.action === 'update' || change.action === 'replace') await zk.set(path, encodeJson(change.config), change.version);
-      else {
-        result.unchanged.push(change.name);
-        continue;
-      }
-      result.written.push(change.name);
+      else result.unchanged.push(change.name);
+      if (change.action !== 'unchanged') result.written.push(change.name);
     } catch (error) {
-      const code = (error as OrreryError).code;
-      if (code === 'node-exists') result.conflicts.push({ name: change.name, message: `job '${change.name}' was created by someone else meanwhile; nothing written for it` });
-      else if (code === 'bad-version' || code === 'no-node') result.conflicts.push({ name: change.name, message: `job '${change.name}' was changed or deleted by someone else meanwhile; nothing written for it` });
+      if (hasErrorCode(error, 'node-exists')) result.conflicts.push({ name: change.name, message: `job '${change.name}' was created by someone else meanwhile; nothing written for it` });
+      else if (hasErrorCode(error, 'bad-version', 'no-node')) result.conflicts.push({ name: change.name, message: `job '${change.name}' was changed or deleted by someone else meanwhile; nothing written for it` });
       else throw error;
+      continue;
     }
+    if (change.input) await writeLastApplied(zk, namespace, change.name, change.input);
   }
   return result;
+}
+
+async function writeLastApplied(zk: ZkClient, namespace: string, name: string, input: Record<string, unknown>): Promise<void> {
+  const path = paths.jobLastApplied(namespace, name);
+  const data = encodeJson({ input, appliedAt: Date.now() });
+  try {
+    await zk.set(path, data);
+  } catch (error) {
+    if (!hasErrorCode(error, 'no-node')) throw error;
+    // Created under the job only (never its parents): a job deleted meanwhile stays deleted.
+    await zk.create(path, data).catch((e: unknown) => {
+      if (!hasErrorCode(e, 'node-exists', 'no-node')) throw e;
+    });
+  }
 }
 
 /** Sets `enabled` with a compare-and-set; resolves with whether anything changed. */

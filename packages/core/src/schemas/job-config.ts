@@ -9,7 +9,7 @@ import { parsePausePeriods } from '../cron/pause-period.js';
 import { isValidTimeZone } from '../cron/time-zone.js';
 import { JOB_NAME_PATTERN, NODE_NAME_PATTERN } from '../layout.js';
 import { jsonEqual } from './canonical-json.js';
-import { isPlainObject, issue, schemaIssues, withDefaults } from './validate.js';
+import { isPlainObject, issue, schemaIssues, suggestField, withDefaults } from './validate.js';
 
 const literals = <T extends string>(values: readonly T[], def?: T) =>
   Type.Union(values.map((v) => Type.Literal(v)), def === undefined ? {} : { default: def });
@@ -156,8 +156,56 @@ export function isHttpUrl(value: string): boolean {
 }
 
 /**
- * Validates and normalises a job configuration. Returns the issues (each naming the field and the
- * rule) or the normalised config; never throws.
+ * Field names of the schedulers Orrery's users come from (Saturn, XXL-JOB, ElasticJob), and what
+ * Orrery calls them: an unknown field with one of these names gets the right one suggested.
+ */
+export const PEER_FIELD_NAMES: Readonly<Record<string, string>> = Object.freeze({
+  jobName: 'name',
+  jobType: 'type',
+  jobClass: 'handler',
+  jobHandler: 'handler',
+  executorHandler: 'handler',
+  scheduleConf: 'cron',
+  cronExpression: 'cron',
+  jobDesc: 'description',
+  executorParam: 'jobParameter',
+  executorTimeout: 'timeoutSeconds',
+  executorFailRetryCount: 'retry',
+  executorBlockStrategy: 'overlap',
+  misfireStrategy: 'misfire',
+  misfire_strategy: 'misfire',
+  downStream: 'downstream',
+  childJobId: 'downstream',
+  shardingTotal: 'shardingTotalCount',
+});
+
+/** The known fields of each object of a JobConfig, for suggestions. */
+const NESTED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  misfire: ['policy', 'thresholdSeconds'],
+  retry: ['count', 'backoffSeconds'],
+  alarm: ['webhook', 'onFailure', 'onTimeout'],
+};
+
+/** An unknown-field issue with the field the person most likely meant. */
+function withSuggestion(problem: ValidationIssue): ValidationIssue {
+  if (problem.rule !== 'unknown-field') return problem;
+  const dot = problem.field.lastIndexOf('.');
+  const parent = dot < 0 ? '' : problem.field.slice(0, dot);
+  const name = problem.field.slice(dot + 1);
+  const known = parent === '' ? (JOB_CONFIG_FIELDS as readonly string[]) : NESTED_FIELDS[parent];
+  if (!known) return problem;
+  const peer = parent === '' ? PEER_FIELD_NAMES[name] : undefined;
+  const meant = peer ?? suggestField(name, known);
+  if (!meant) return problem;
+  const text = peer ? `unknown field; Orrery calls it '${meant}'` : `unknown field; did you mean '${meant}'?`;
+  return issue(problem.field, problem.rule, text);
+}
+
+/**
+ * Validates and normalises a job configuration. Returns every issue at once (each naming the field
+ * and the rule; an unknown field with the field most likely meant) or the normalised config; never
+ * throws. A field with the wrong type does not hide the other fields' problems: each rule that
+ * spans fields runs when the fields it reads are well-typed.
  */
 export function checkJobConfig(input: unknown): { ok: true; value: JobConfig } | { ok: false; issues: ValidationIssue[] } {
   if (!isPlainObject(input)) return { ok: false, issues: [issue('', 'type', 'a job must be an object')] };
@@ -169,29 +217,36 @@ export function checkJobConfig(input: unknown): { ok: true; value: JobConfig } |
   if (draft.cron === '' || draft.cron === null) delete draft.cron;
 
   const filled = withDefaults(JobConfigSchema, draft);
-  issues.push(...schemaIssues(JobConfigSchema, filled));
-  if (issues.length > 0) return { ok: false, issues };
+  const structural = schemaIssues(JobConfigSchema, filled).map(withSuggestion);
+  issues.push(...structural);
+  // Top-level fields with a structural problem: rules that read them wait until they are fixed.
+  const broken = new Set(structural.map((i) => i.field.split(/[.[]/)[0] ?? ''));
+  const fine = (...fields: string[]): boolean => fields.every((f) => !broken.has(f));
 
   const c = filled as Static<typeof JobConfigSchema>;
-  if (c.type === 'shell') {
-    if (c.command === undefined) issues.push(issue('command', 'required', "required for a job of type 'shell'"));
-    if (c.handler !== undefined) issues.push(issue('handler', 'not-allowed', "only a job of type 'node' has a handler"));
-  } else {
-    if (c.handler === undefined) issues.push(issue('handler', 'required', "required for a job of type 'node'"));
-    if (c.command !== undefined) issues.push(issue('command', 'not-allowed', "only a job of type 'shell' has a command"));
-  }
-  if (c.cron !== undefined) issues.push(...cronIssues(c.cron));
-  if (!isValidTimeZone(c.timeZone)) issues.push(issue('timeZone', 'time-zone', `'${c.timeZone}' is not a known IANA time zone (e.g. UTC, Europe/Berlin)`));
-  for (const key of Object.keys(c.shardingItemParameters)) {
-    const n = /^(0|[1-9]\d*)$/.test(key) ? Number(key) : NaN;
-    if (!(n >= 0 && n < c.shardingTotalCount)) {
-      issues.push(issue(`shardingItemParameters.${key}`, 'item-range', `item '${key}' must be an integer from 0 to shardingTotalCount - 1 (${c.shardingTotalCount - 1})`));
+  if (fine('type', 'command', 'handler')) {
+    if (c.type === 'shell') {
+      if (c.command === undefined) issues.push(issue('command', 'required', "required for a job of type 'shell'"));
+      if (c.handler !== undefined) issues.push(issue('handler', 'not-allowed', "only a job of type 'node' has a handler"));
+    } else {
+      if (c.handler === undefined) issues.push(issue('handler', 'required', "required for a job of type 'node'"));
+      if (c.command !== undefined) issues.push(issue('command', 'not-allowed', "only a job of type 'shell' has a command"));
     }
   }
-  if (c.downstream.includes(c.name)) issues.push(issue('downstream', 'self-reference', `a job cannot be its own downstream ('${c.name}')`));
-  if (c.localMode && c.failover === true) issues.push(issue('failover', 'local-mode', 'must be false when localMode is true (a localMode shard belongs to its executor)'));
-  if (c.alarm.webhook !== undefined && !isHttpUrl(c.alarm.webhook)) issues.push(issue('alarm.webhook', 'url', `'${c.alarm.webhook}' must be an http:// or https:// URL`));
-  parsePausePeriods(c.pausePeriodDate, c.pausePeriodTime, issues);
+  if (fine('cron') && c.cron !== undefined) issues.push(...cronIssues(c.cron));
+  if (fine('timeZone') && !isValidTimeZone(c.timeZone)) issues.push(issue('timeZone', 'time-zone', `'${c.timeZone}' is not a known IANA time zone (e.g. UTC, Europe/Berlin)`));
+  if (fine('shardingItemParameters', 'shardingTotalCount')) {
+    for (const key of Object.keys(c.shardingItemParameters)) {
+      const n = /^(0|[1-9]\d*)$/.test(key) ? Number(key) : NaN;
+      if (!(n >= 0 && n < c.shardingTotalCount)) {
+        issues.push(issue(`shardingItemParameters.${key}`, 'item-range', `item '${key}' must be an integer from 0 to shardingTotalCount - 1 (${c.shardingTotalCount - 1})`));
+      }
+    }
+  }
+  if (fine('downstream', 'name') && c.downstream.includes(c.name)) issues.push(issue('downstream', 'self-reference', `a job cannot be its own downstream ('${c.name}')`));
+  if (fine('localMode', 'failover') && c.localMode && c.failover === true) issues.push(issue('failover', 'local-mode', 'must be false when localMode is true (a localMode shard belongs to its executor)'));
+  if (fine('alarm') && c.alarm.webhook !== undefined && !isHttpUrl(c.alarm.webhook)) issues.push(issue('alarm.webhook', 'url', `'${c.alarm.webhook}' must be an http:// or https:// URL`));
+  if (fine('pausePeriodDate', 'pausePeriodTime')) parsePausePeriods(c.pausePeriodDate, c.pausePeriodTime, issues);
   if (issues.length > 0) return { ok: false, issues };
 
   // Stored and shown in schema order, every default explicit.

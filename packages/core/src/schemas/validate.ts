@@ -89,3 +89,47 @@ export function checkWith<T>(schema: TSchema, input: unknown, what: string): Che
   const issues = schemaIssues(schema, filled);
   return issues.length > 0 ? { ok: false, issues } : { ok: true, value: filled as T };
 }
+
+/** Edit distance (insertions, deletions, substitutions, adjacent swaps), case-insensitive. */
+function editDistance(a: string, b: string): number {
+  const s = a.toLowerCase();
+  const t = b.toLowerCase();
+  const d: number[][] = Array.from({ length: s.length + 1 }, (_, i) => Array.from({ length: t.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= s.length; i += 1) {
+    for (let j = 1; j <= t.length; j += 1) {
+      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[s.length]![t.length]!;
+}
+
+/** True when the characters of `short` appear in `long` in order (case-insensitive). */
+function isSubsequence(short: string, long: string): boolean {
+  const s = short.toLowerCase();
+  const l = long.toLowerCase();
+  let i = 0;
+  for (const ch of l) if (i < s.length && ch === s[i]) i += 1;
+  return i === s.length;
+}
+
+/**
+ * The field a person most likely meant by an unknown `name`, among `known`: a small edit away
+ * (`cronn`, `enable`), the same words with one left out or added (`shardingCount` →
+ * `shardingTotalCount`), or a different case (`TimeZone`). Undefined when nothing is close. Pure.
+ */
+export function suggestField(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestScore = Number.POSITIVE_INFINITY;
+  for (const candidate of known) {
+    const distance = editDistance(name, candidate);
+    const close = distance <= Math.max(1, Math.min(3, Math.floor(candidate.length / 4)))
+      || (Math.min(name.length, candidate.length) >= 4 && (isSubsequence(name, candidate) || isSubsequence(candidate, name)));
+    if (close && distance < bestScore) {
+      best = candidate;
+      bestScore = distance;
+    }
+  }
+  return best;
+}
