@@ -130,6 +130,13 @@ export function hasErrorCode(value: unknown, ...codes: ErrorCode[]): value is Or
   return typeof code === 'string' && (codes as string[]).includes(code);
 }
 
+/** The error's code when it carries one of Orrery's codes (works across realms and processes); else undefined. */
+export function errorCode(value: unknown): ErrorCode | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const code = (value as { code?: unknown }).code;
+  return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code) ? (code as ErrorCode) : undefined;
+}
+
 /** True when the error says the operation may succeed if tried again. */
 export function isRetryable(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as { retryable?: unknown }).retryable === true;

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { OrreryError, createZkClient, resolveZkAuth, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
+import { hasErrorCode, OrreryError, createZkClient, resolveZkAuth, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
 import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument, type JobDocumentEntry } from '../store/jobs.js';
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
@@ -135,9 +135,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 
 function reportError(error: unknown, io: CliIo): void {
   const e = toError(error);
-  const issues = (e as OrreryError).code === 'validation' || (e as OrreryError).code === 'bad-data'
-    ? ((e as OrreryError).details?.issues as ValidationIssue[] | undefined)
-    : undefined;
+  const issues = hasErrorCode(e, 'validation', 'bad-data') ? (e.details.issues as ValidationIssue[] | undefined) : undefined;
   if (issues && issues.length > 0) {
     const head = e.message.split(':')[0];
     io.stderr.write(`error: ${head}:\n`);

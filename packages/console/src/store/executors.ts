@@ -39,7 +39,7 @@ export async function listExecutors(zk: ZkClient, namespace: string): Promise<Ex
   try {
     names = await zk.getChildren(paths.executors(namespace));
   } catch (error) {
-    if ((error as OrreryError).code === 'no-node') return [];
+    if (hasErrorCode(error, 'no-node')) return [];
     throw error;
   }
   return Promise.all(names.filter((n) => NODE_NAME_PATTERN.test(n)).map(async (name): Promise<ExecutorView> => {

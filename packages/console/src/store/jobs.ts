@@ -118,7 +118,7 @@ export async function listJobs(zk: ZkClient, namespace: string): Promise<JobList
   try {
     names = await zk.getChildren(paths.jobs(namespace));
   } catch (error) {
-    if ((error as OrreryError).code === 'no-node') return { jobs: [], broken: [] };
+    if (hasErrorCode(error, 'no-node')) return { jobs: [], broken: [] };
     throw error;
   }
   const listing: JobListing = { jobs: [], broken: [] };
@@ -326,7 +326,7 @@ export async function setJobEnabled(zk: ZkClient, namespace: string, name: strin
     const r = await casUpdate(zk, path, (c: JobConfig) => (c.enabled === enabled ? undefined : parseJobConfig({ ...c, enabled })), { check: parseStoredJob(path) });
     return r.written;
   } catch (error) {
-    if ((error as OrreryError).code === 'no-node') throw notFound(namespace, name);
+    if (hasErrorCode(error, 'no-node')) throw notFound(namespace, name);
     if (hasErrorCode(error, 'bad-data')) {
       const entry = await readJobEntry(zk, namespace, name);
       if (entry && isBrokenJob(entry)) throw brokenJobError(namespace, entry);

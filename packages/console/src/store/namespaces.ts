@@ -32,7 +32,7 @@ export async function createNamespace(zk: ZkClient, name: string, settings: Reco
   try {
     await zk.create(paths.namespace(name), encodeJson(info));
   } catch (error) {
-    if ((error as OrreryError).code === 'node-exists') throw new OrreryError('already-exists', `namespace '${name}' already exists`, { details: { namespace: name } });
+    if (hasErrorCode(error, 'node-exists')) throw new OrreryError('already-exists', `namespace '${name}' already exists`, { details: { namespace: name } });
     throw error;
   }
   // The two containers are created here so that watchers of a new namespace find them; a crash
@@ -51,7 +51,7 @@ export async function listNamespaces(zk: ZkClient): Promise<NamespaceView[]> {
   try {
     names = await zk.getChildren(paths.namespaces());
   } catch (error) {
-    if ((error as OrreryError).code === 'no-node') return [];
+    if (hasErrorCode(error, 'no-node')) return [];
     throw error;
   }
   const out: NamespaceView[] = [];

@@ -18,7 +18,7 @@
  * Not guaranteed: that the holder of a claim is still alive — that is failover's job (the job leader
  * compares the claim's session with live presences).
  */
-import { OrreryError } from '../errors.js';
+import { OrreryError, hasErrorCode, errorCode } from '../errors.js';
 import { encodeJson } from '../json.js';
 import { decodeChecked } from '../recipes/versioned.js';
 import { checkShardState, type ShardOutcome, type ShardState } from '../schemas/shard.js';
@@ -69,7 +69,7 @@ export async function readShard(zk: ZkClient, path: string): Promise<{ state: Sh
     const state = data === null ? ({ state: 'idle' } as ShardState) : decodeChecked(data, path, checkShardState);
     return { state, version: stat.version, mzxid: stat.mzxid };
   } catch (error) {
-    if ((error as OrreryError).code === 'no-node') return undefined;
+    if (hasErrorCode(error, 'no-node')) return undefined;
     throw error;
   }
 }
@@ -125,7 +125,7 @@ async function claimFrom(
     const stat = await zk.set(path, encodeJson(running), current.version);
     return { claimed: true, claim: { path, version: stat.version, fencingToken: stat.mzxid, state: running } };
   } catch (error) {
-    const code = (error as OrreryError).code;
+    const code = errorCode(error);
     if (optimistic && (code === 'bad-version' || code === 'no-node')) return undefined;
     if (code === 'bad-version' || code === 'node-exists' || code === 'no-node') return { claimed: false, reason: 'raced' };
     throw error;
@@ -143,7 +143,7 @@ export async function markFailover(zk: ZkClient, path: string, read: { state: Ex
     await zk.set(path, encodeJson(mark), read.version);
     return true;
   } catch (error) {
-    const code = (error as OrreryError).code;
+    const code = errorCode(error);
     if (code === 'bad-version' || code === 'no-node') return false;
     throw error;
   }
@@ -160,7 +160,7 @@ export async function completeShard(zk: ZkClient, claim: Claim, outcome: ShardOu
     const stat = await zk.set(claim.path, encodeJson(idle), claim.version);
     return { recorded: true, version: stat.version, state: idle };
   } catch (error) {
-    const code = (error as OrreryError).code;
+    const code = errorCode(error);
     if (code === 'bad-version' || code === 'no-node') return { recorded: false };
     throw error;
   }

@@ -13,7 +13,7 @@
  * Not guaranteed: that the node exists between a connection loss and the next session — ephemeral
  * nodes die with their session by design.
  */
-import { OrreryError, toError } from '../errors.js';
+import { OrreryError, toError, hasErrorCode, isRetryable } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
 import { createSerialTask } from '../serial-task.js';
 import { encodeJson } from '../json.js';
@@ -64,9 +64,9 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
     try {
       await zk.create(path, payload, 'ephemeral');
     } catch (error) {
-      if ((error as OrreryError).code !== 'node-exists') throw error;
+      if (!hasErrorCode(error, 'node-exists')) throw error;
       const read = await zk.get(path, onNodeEvent).catch((e: unknown) => {
-        if ((e as OrreryError).code === 'no-node') return undefined;
+        if (hasErrorCode(e, 'no-node')) return undefined;
         throw e;
       });
       if (!read) {
@@ -107,7 +107,7 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
       await ensureOnce();
     } catch (error) {
       const e = toError(error);
-      if ((e as OrreryError).code === 'already-exists') {
+      if (hasErrorCode(e, 'already-exists')) {
         // start() fails: the recipe stops following the path (a later conflict, in a new session,
         // waits instead: the watch set on the holder's node calls us again when it goes).
         if (firstDone) {
@@ -117,7 +117,7 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
         return;
       }
       // Connection trouble: the next session or reconnect calls us again.
-      if (!(e as OrreryError).retryable) emitter.emit('error', e);
+      if (!isRetryable(e)) emitter.emit('error', e);
     }
   }, () => !closed);
   const ensure = (): void => {
@@ -148,7 +148,7 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
         if (stat && stat.ephemeralOwner === zk.sessionId) await zk.set(path, payload, stat.version);
       } catch (error) {
         // A conflict or a lost connection: the next ensure writes the new payload.
-        if (!(error as OrreryError).retryable && (error as OrreryError).code !== 'bad-version') throw error;
+        if (!isRetryable(error) && !hasErrorCode(error, 'bad-version')) throw error;
         ensure();
       }
     },

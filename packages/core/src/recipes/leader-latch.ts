@@ -17,7 +17,7 @@
  * must also be fenced by versioned writes (Orrery stamps writes with the epoch).
  */
 import { randomUUID } from 'node:crypto';
-import { OrreryError, hasErrorCode, toError } from '../errors.js';
+import { OrreryError, hasErrorCode, toError, isRetryable } from '../errors.js';
 import { ensureNode } from './versioned.js';
 import { createEmitter, type Subscribable } from '../events.js';
 import { createSerialTask } from '../serial-task.js';
@@ -92,7 +92,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
       const created = await zk.create(`${path}/${prefix}`, id, 'ephemeral-sequential');
       ourNode = created.slice(path.length + 1);
     } catch (error) {
-      if ((error as OrreryError).code !== 'connection-loss') throw error;
+      if (!hasErrorCode(error, 'connection-loss')) throw error;
       // The create may have happened: find it by its unique prefix (protection mode).
       await zk.whenConnected();
       const found = (await zk.getChildren(path)).find((c) => c.startsWith(prefix));
@@ -147,7 +147,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
       // Retryable (connection trouble): the next RECONNECTED or session calls us again. A latch
       // whose path's parent is gone (a deleted job) waits quietly: its owner is about to close it.
       if (hasErrorCode(e, 'no-node')) return;
-      if (!(e as OrreryError).retryable) emitter.emit('error', e);
+      if (!isRetryable(e)) emitter.emit('error', e);
     }
   }, () => !closed);
   const check = (): void => {
@@ -206,7 +206,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
         try {
           ids.push((await zk.get(`${path}/${child}`)).data?.toString('utf8') ?? '');
         } catch (error) {
-          if ((error as OrreryError).code !== 'no-node') throw error;
+          if (!hasErrorCode(error, 'no-node')) throw error;
         }
       }
       return ids;

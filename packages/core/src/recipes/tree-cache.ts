@@ -13,7 +13,7 @@
  * Not guaranteed: that every intermediate value of a node is seen (a node changed twice quickly may
  * be reported once, with its latest data); a consistent snapshot across several nodes at one instant.
  */
-import { OrreryError, toError } from '../errors.js';
+import { OrreryError, toError, hasErrorCode, isRetryable } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
 import type { WatchEvent, ZkClient, ZkStat } from '../zk/client.js';
 
@@ -101,7 +101,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
       .catch((error) => {
         const e = toError(error);
         // Connection trouble is healed by the re-read after reconnect; anything else is reported.
-        if (!(e as OrreryError).retryable && (e as OrreryError).code !== 'closed') emitter.emit('error', e);
+        if (!isRetryable(e) && !hasErrorCode(e, 'closed')) emitter.emit('error', e);
       })
       .finally(() => {
         inFlight -= 1;
@@ -166,7 +166,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
       result = await zk.get(path, watch ? onDataEvent : undefined);
       if (watch) dataWatched.add(path);
     } catch (error) {
-      if ((error as OrreryError).code === 'no-node') {
+      if (hasErrorCode(error, 'no-node')) {
         removeSubtree(path);
         return;
       }
@@ -194,7 +194,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
       names = await zk.getChildren(path, watch ? onChildEvent : undefined);
       if (watch) childWatched.add(path);
     } catch (error) {
-      if ((error as OrreryError).code === 'no-node') {
+      if (hasErrorCode(error, 'no-node')) {
         removeSubtree(path);
         return;
       }

@@ -12,7 +12,7 @@
  * Not guaranteed: atomicity across several nodes (there is no `multi`): keep state that must
  * change together in one node.
  */
-import { OrreryError, validationError, type ValidationIssue } from '../errors.js';
+import { OrreryError, validationError, type ValidationIssue, hasErrorCode, errorCode } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { ZkClient, ZkStat } from '../zk/client.js';
 
@@ -43,7 +43,7 @@ export async function readJson<T>(zk: ZkClient, path: string, check?: Check<T>):
     const { data, stat } = await zk.get(path);
     return { value: decodeChecked(data, path, check), stat };
   } catch (error) {
-    if ((error as OrreryError).code === 'no-node') return undefined;
+    if (hasErrorCode(error, 'no-node')) return undefined;
     throw error;
   }
 }
@@ -80,7 +80,7 @@ export async function casUpdate<T>(
       const stat = await casWrite(zk, path, next, current.stat.version);
       return { value: next, stat, written: true };
     } catch (error) {
-      if ((error as OrreryError).code !== 'bad-version') throw error;
+      if (!hasErrorCode(error, 'bad-version')) throw error;
     }
   }
   throw new OrreryError('conflict', `${path} kept changing under ${maxAttempts} compare-and-set attempts`, { details: { path }, retryable: true });
@@ -106,7 +106,7 @@ export async function createOrCas<T>(
         if (created) return { ...created, written: true, created: true };
         continue;
       } catch (error) {
-        const code = (error as OrreryError).code;
+        const code = errorCode(error);
         if (code === 'node-exists') continue;
         throw error;
       }
@@ -115,7 +115,7 @@ export async function createOrCas<T>(
       const result = await casUpdate(zk, path, mutate, { ...options, maxAttempts: 1 });
       return { ...result, created: false };
     } catch (error) {
-      const code = (error as OrreryError).code;
+      const code = errorCode(error);
       if (code !== 'conflict' && code !== 'no-node') throw error;
     }
   }
@@ -133,7 +133,7 @@ export async function ensureNode(zk: ZkClient, path: string): Promise<boolean> {
     await zk.create(path);
     return true;
   } catch (error) {
-    const code = (error as OrreryError).code;
+    const code = errorCode(error);
     if (code === 'node-exists') return true;
     if (code === 'no-node') return false;
     throw error;
