@@ -25,6 +25,8 @@ import {
   OrreryError,
   checkExecutorAssignment,
   checkExecutorInfo,
+  hasErrorCode,
+  isRetryable,
   createEmitter,
   createEphemeralNode,
   createMetrics,
@@ -277,9 +279,28 @@ export function createExecutor(options: ExecutorOptions): Executor {
   /** Refuses a name another live executor uses; waits for a crashed predecessor's session to end. */
   async function checkName(): Promise<'free' | 'predecessor'> {
     const path = paths.executorPresence(namespace, name);
-    const read = await zk.get(path).catch(() => undefined);
+    // Only a missing node means the name is free: a connection loss says nothing about it (ask
+    // again once connected), and any other error stops the start.
+    let read: { data: Buffer | null; stat: { ephemeralOwner: string } } | undefined;
+    for (let tries = 1; ; tries += 1) {
+      try {
+        read = await zk.get(path);
+        break;
+      } catch (error) {
+        if (hasErrorCode(error, 'no-node')) break;
+        if (!isRetryable(error) || tries >= 5) throw error;
+        await zk.whenConnected();
+      }
+    }
     if (!read || read.stat.ephemeralOwner === zk.sessionId) return 'free';
-    const info = checkExecutorInfo(decodeJson(read.data, path));
+    // A presence whose data cannot be read is still another live executor's (or a hand-made node).
+    let decoded: unknown;
+    try {
+      decoded = decodeJson(read.data, path);
+    } catch {
+      decoded = undefined;
+    }
+    const info = checkExecutorInfo(decoded);
     const host = options.advertiseHost ?? hostname();
     if (info.ok && info.value.host === host && !isProcessAlive(info.value.pid)) return 'predecessor';
     const who = info.ok ? ` (host ${info.value.host}, pid ${info.value.pid}, started ${new Date(info.value.startedAt).toISOString()})` : '';
