@@ -17,6 +17,7 @@ export * from './cron/pause-period.js';
 export * from './schemas/index.js';
 export { ORRERY_VERSION } from './version.js';
 export * from './metrics.js';
+export * from './alarm-sender.js';
 export * from './logger.js';
 export * from './http-endpoint.js';
 export * from './protocol/shard-claim.js';

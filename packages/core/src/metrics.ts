@@ -1,119 +1,145 @@
 /**
- * A minimal Prometheus metrics registry (counters, gauges, summaries without quantiles) and the
- * text exposition format. Enough for `/metrics` of Orrery's processes, without a dependency.
+ * Metrics: a thin factory over prom-client. Every {@link createMetrics} call gets its own
+ * `Registry`, so that several executors (or an executor and an allocator) embedded in one process
+ * never collide on a metric name; `metrics()` renders that registry plus the process's own figures.
+ *
+ * What it guarantees:
+ * - Registering a name twice on one registry returns the metric registered first (get-or-create,
+ *   as recipes and clients that share a registry need); a name registered as another type fails
+ *   with a `usage` error.
+ * - prom-client's default process and Node metrics (`process_resident_memory_bytes`,
+ *   `process_cpu_seconds_total`, `nodejs_heap_size_total_bytes`, `nodejs_heap_size_used_bytes`,
+ *   `nodejs_external_memory_bytes`, `nodejs_eventloop_lag_seconds` and the event-loop lag
+ *   percentiles, GC, handles, file descriptors…) are collected once per process, on one process-wide
+ *   registry, and appended to every registry's text: they describe the process, not an executor,
+ *   and collecting them per registry would start one event-loop monitor per embedded executor.
+ *
+ * What it does not: push metrics anywhere, or keep history; Prometheus scrapes `/metrics`.
+ * Every metric Orrery exports is listed in `docs/metrics.md`.
  */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { OrreryError } from './errors.js';
+
+export type { Counter, Gauge, Histogram } from 'prom-client';
+
+/** Options of {@link createMetrics}. */
+export interface MetricsOptions {
+  /**
+   * Append the process's default metrics (prom-client's `collectDefaultMetrics`, collected once
+   * per process) to {@link Metrics.metrics}. Default true.
+   */
+  processMetrics?: boolean;
+}
+
+/** One registry of metrics with get-or-create registration. */
+export interface Metrics {
+  /** The prom-client registry this handle registers on. */
+  readonly registry: Registry;
+  /** The content type of {@link Metrics.metrics}' text (Prometheus text format 0.0.4). */
+  readonly contentType: string;
+  /** A counter; `labelNames` must list every label its samples carry. */
+  counter<L extends string = never>(name: string, help: string, labelNames?: readonly L[]): Counter<L>;
+  /** A gauge; `labelNames` must list every label its samples carry. */
+  gauge<L extends string = never>(name: string, help: string, labelNames?: readonly L[]): Gauge<L>;
+  /** A histogram with the given bucket upper bounds (ascending; `+Inf` is added by prom-client). */
+  histogram<L extends string = never>(name: string, help: string, buckets: readonly number[], labelNames?: readonly L[]): Histogram<L>;
+  /**
+   * Calls `callback` before every rendering (for gauges read at scrape time, such as runs in
+   * progress). A callback that throws is skipped for that rendering. Returns the unsubscribe.
+   */
+  onCollect(callback: () => void): () => void;
+  /** The Prometheus text of this registry, then the process's default metrics (if enabled). */
+  metrics(): Promise<string>;
+}
+
+let processRegistry: Registry | undefined;
+/** The process-wide registry of prom-client's default metrics, created (and collecting) on first use. */
+function processDefaults(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** Creates a registry of its own (see the module header). */
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  const withProcess = options.processMetrics ?? true;
+  const collectors = new Set<() => void>();
+  if (withProcess) processDefaults();
+
+  function getOrCreate<M extends Metric<string>>(name: string, type: new (...args: never[]) => M, create: () => M): M {
+    const existing = registry.getSingleMetric(name);
+    if (existing === undefined) return create();
+    if (!(existing instanceof type)) {
+      throw new OrreryError('usage', `metric '${name}' is already registered as another type`, { details: { name } });
+    }
+    return existing;
+  }
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    counter: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      getOrCreate(name, Counter<L>, () => new Counter<L>({ name, help, labelNames, registers: [registry] })),
+    gauge: <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      getOrCreate(name, Gauge<L>, () => new Gauge<L>({ name, help, labelNames, registers: [registry] })),
+    histogram: <L extends string>(name: string, help: string, buckets: readonly number[], labelNames: readonly L[] = []) =>
+      getOrCreate(name, Histogram<L>, () => new Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers: [registry] })),
+    onCollect(callback) {
+      const entry = (): void => callback();
+      collectors.add(entry);
+      return () => void collectors.delete(entry);
+    },
+    async metrics() {
+      for (const collect of collectors) {
+        try {
+          collect();
+        } catch {
+          // A broken collector leaves its gauge at the last value; the rest are still served.
+        }
+      }
+      const own = await registry.metrics();
+      if (!withProcess) return own;
+      const process = await processDefaults().metrics();
+      return `${own.endsWith('\n') || own === '' ? own : `${own}\n`}${process}`;
+    },
+  };
+}
 
 type Labels = Record<string, string>;
 
-interface Series {
-  labels: Labels;
-  value: number;
-}
-
-interface Metric {
-  name: string;
-  help: string;
-  type: 'counter' | 'gauge' | 'summary';
-  series: Map<string, Series & { sum?: number; count?: number }>;
-}
-
-/** A counter or gauge handle. */
-export interface NumberMetric {
-  inc(labels?: Labels, by?: number): void;
-  set(value: number, labels?: Labels): void;
-  get(labels?: Labels): number;
-}
-
-/** A summary: observations' sum and count. */
-export interface SummaryMetric {
-  observe(value: number, labels?: Labels): void;
-  count(labels?: Labels): number;
-}
-
-/** A registry of metrics. */
-export interface Metrics {
-  counter(name: string, help: string): NumberMetric;
-  gauge(name: string, help: string): NumberMetric;
-  summary(name: string, help: string): SummaryMetric;
-  /** The Prometheus text format (version 0.0.4). */
-  render(): string;
-}
-
-const keyOf = (labels: Labels): string => JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
-const escape = (v: string): string => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-const labelText = (labels: Labels): string => {
-  const entries = Object.entries(labels);
-  return entries.length === 0 ? '' : `{${entries.map(([k, v]) => `${k}="${escape(v)}"`).join(',')}}`;
-};
-
-/** Creates an empty registry. */
-export function createMetrics(): Metrics {
-  const metrics = new Map<string, Metric>();
-  const register = (name: string, help: string, type: Metric['type']): Metric => {
-    let m = metrics.get(name);
-    if (!m) metrics.set(name, (m = { name, help, type, series: new Map() }));
-    return m;
-  };
-  const series = (m: Metric, labels: Labels) => {
-    const key = keyOf(labels);
-    let s = m.series.get(key);
-    if (!s) m.series.set(key, (s = { labels, value: 0, sum: 0, count: 0 }));
-    return s;
-  };
-  const numberMetric = (m: Metric): NumberMetric => ({
-    inc: (labels = {}, by = 1) => { series(m, labels).value += by; },
-    set: (value, labels = {}) => { series(m, labels).value = value; },
-    get: (labels = {}) => m.series.get(keyOf(labels))?.value ?? 0,
-  });
-  return {
-    counter: (name, help) => numberMetric(register(name, help, 'counter')),
-    gauge: (name, help) => numberMetric(register(name, help, 'gauge')),
-    summary(name, help) {
-      const m = register(name, help, 'summary');
-      return {
-        observe: (value, labels = {}) => {
-          const s = series(m, labels);
-          s.sum! += value;
-          s.count! += 1;
-        },
-        count: (labels = {}) => m.series.get(keyOf(labels))?.count ?? 0,
-      };
-    },
-    render() {
-      const lines: string[] = processLines();
-      for (const m of metrics.values()) {
-        lines.push(`# HELP ${m.name} ${m.help}`, `# TYPE ${m.name} ${m.type}`);
-        for (const s of m.series.values()) {
-          if (m.type === 'summary') {
-            lines.push(`${m.name}_sum${labelText(s.labels)} ${s.sum}`, `${m.name}_count${labelText(s.labels)} ${s.count}`);
-          } else lines.push(`${m.name}${labelText(s.labels)} ${s.value}`);
-        }
-      }
-      return lines.join('\n') + '\n';
-    },
-  };
+/** Parses a sample line's label set (`{a="x",b="y"}`), unescaping values. */
+function parseLabels(text: string): Labels {
+  const labels: Labels = {};
+  const re = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
+  for (const m of text.matchAll(re)) labels[m[1]!] = m[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+  return labels;
 }
 
 /**
- * The process's own figures, as Prometheus client libraries name them: resident memory, CPU time,
- * and the V8 heap (so an operator can tell a growing heap from native memory).
+ * Reads one sample's value out of Prometheus text (tests and benchmarks use it): the first sample
+ * named `name` whose labels are exactly `labels` (in any order). `undefined` when there is none.
  */
-function processLines(): string[] {
-  const mem = process.memoryUsage();
-  const cpu = process.cpuUsage();
-  const sample = (name: string, help: string, type: 'counter' | 'gauge', value: number): string[] => [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`];
-  return [
-    ...sample('process_resident_memory_bytes', 'Resident memory size in bytes.', 'gauge', mem.rss),
-    ...sample('process_cpu_seconds_total', 'User and system CPU time spent in seconds.', 'counter', (cpu.user + cpu.system) / 1e6),
-    ...sample('nodejs_heap_size_total_bytes', 'V8 heap size in bytes.', 'gauge', mem.heapTotal),
-    ...sample('nodejs_heap_size_used_bytes', 'V8 heap used in bytes.', 'gauge', mem.heapUsed),
-    ...sample('nodejs_external_memory_bytes', 'Memory of C++ objects bound to JavaScript objects, in bytes.', 'gauge', mem.external),
-  ];
-}
-
-/** Reads one sample's value out of Prometheus text (tests and benchmarks use it). */
 export function readMetric(text: string, name: string, labels: Labels = {}): number | undefined {
-  const want = `${name}${labelText(labels)} `;
-  const line = text.split('\n').find((l) => l.startsWith(want));
-  return line === undefined ? undefined : Number(line.slice(want.length));
+  const want = Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const rest = line.slice(name.length);
+    let labelText = '';
+    let valueText: string;
+    if (rest.startsWith('{')) {
+      const end = rest.lastIndexOf('}');
+      if (end < 0) continue;
+      labelText = rest.slice(1, end);
+      valueText = rest.slice(end + 1);
+    } else if (rest.startsWith(' ')) valueText = rest;
+    else continue;
+    const got = Object.entries(parseLabels(labelText)).sort(([a], [b]) => (a < b ? -1 : 1));
+    if (JSON.stringify(got) !== JSON.stringify(want)) continue;
+    const value = valueText.trim().split(/\s+/)[0]!;
+    return value === '+Inf' ? Infinity : value === '-Inf' ? -Infinity : Number(value);
+  }
+  return undefined;
 }

@@ -27,6 +27,7 @@ import {
   checkExecutorInfo,
   hasErrorCode,
   isRetryable,
+  createAlarmSender,
   createEmitter,
   createEphemeralNode,
   createMetrics,
@@ -37,6 +38,7 @@ import {
   readJson,
   silentLogger,
   toError,
+  type AlarmPost,
   type EphemeralNode,
   type ExecutorInfo,
   type Logger,
@@ -118,8 +120,8 @@ export interface ExecutorOptions {
   maxLogBytes?: number;
   logger?: Logger;
   metrics?: Metrics;
-  /** How run alarms are sent (tests). */
-  postAlarm?: (url: string, body: unknown) => Promise<void>;
+  /** How run and failover alarms are POSTed (tests). Default: core's `fetchAlarmPost`. */
+  postAlarm?: AlarmPost;
 }
 
 /** A running executor. */
@@ -156,7 +158,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const emitter = createEmitter<ExecutorEvents>((e) => logger.error({ err: e }, 'event listener failed'));
   // A fire that does not run is never silent: the admin sees which, and which policy or fault said so.
   emitter.on('fire:skipped', ({ job, item, fireTime, reason }) => logger.info({ job, item, fireTime, reason }, 'fire skipped'));
-  const zk = createZkClient({ connect: options.connect, root: options.root ?? '/orrery', sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: 60_000, ...(options.zkAuth ? { auth: options.zkAuth } : {}) });
+  const zk = createZkClient({ connect: options.connect, root: options.root ?? '/orrery', sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: 60_000, metrics: registry, ...(options.zkAuth ? { auth: options.zkAuth } : {}) });
   const dataDir = options.dataDir ?? join(homedir(), '.local', 'state', 'orrery', namespace, name);
   const tmpDir = join(dataDir, 'tmp');
   const history = createHistory({ dataDir, maxAgeMs: options.historyMaxAgeMs, maxBytes: options.historyMaxBytes, maxLogBytes: options.maxLogBytes, logger: logger.child({ component: 'history' }) });
@@ -192,9 +194,15 @@ export function createExecutor(options: ExecutorOptions): Executor {
   let started = false;
   let pruneTimer: NodeJS.Timeout | undefined;
   const offs: Array<() => void> = [];
+  const alarmSender = createAlarmSender({ logger: logger.child({ component: 'alarms' }), metrics: registry, ...(options.postAlarm ? { post: options.postAlarm } : {}) });
+  // Runs in progress are read when /metrics is scraped.
+  offs.push(registry.onCollect(() => {
+    let running = 0;
+    for (const r of allRuntimes()) running += r.running;
+    metrics.running.set(running);
+  }));
   const alarms = createRunAlarms({
-    zk, namespace, executor: name, logger,
-    ...(options.postAlarm ? { post: options.postAlarm } : {}),
+    zk, namespace, executor: name, logger, sender: alarmSender,
     onSent: (job, kind) => {
       metrics.alarms.inc({ kind });
       emitter.emit('alarm:sent', { job, kind });
@@ -420,6 +428,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       await nodePool?.close();
       await fence.close();
       await http?.close();
+      await alarmSender.close();
       await zk.close();
       emitter.clear();
       done();

@@ -559,7 +559,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const onStart = (at: number): void => {
       run.pending = false;
       const lateMs = Math.max(0, at - fireTime);
-      metrics.lateness.observe(lateMs / 1000, { trigger });
+      metrics.lateness.observe({ trigger }, lateMs / 1000);
       emitter.emit('run:started', { job, item, fireTime, runId: run.runId, attempt, lateMs, trigger, fencingToken: claim.fencingToken });
     };
     // A run handed over ahead of its fire time says so when its worker starts it.
@@ -623,7 +623,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     if (!recorded && !handedOver) logger.warn({ item, runId: run.runId, fireTime }, 'the claim was taken over or its session is gone: outcome not recorded');
     await ctx.history.save({ ...outcome, job, item, trigger, recorded, stdoutTail: result.stdoutTail, stderrTail: result.stderrTail, ...(result.truncated ? { truncated: result.truncated } : {}) }).catch((error) => logger.error({ err: toError(error), runId: run.runId }, 'could not save the run record'));
     metrics.runs.inc({ outcome: outcome.status });
-    metrics.duration.observe(outcome.durationMs / 1000, { outcome: outcome.status });
+    metrics.duration.observe({ outcome: outcome.status }, outcome.durationMs / 1000);
     // Every run is in the history; the log gets a line per run only at debug, or when it did not succeed.
     const level = outcome.status === 'succeeded' ? 'debug' : 'warn';
     logger[level]({ item, fireTime, runId: run.runId, status: outcome.status, durationMs: outcome.durationMs, recorded, attempt, message: outcome.message }, 'run finished');

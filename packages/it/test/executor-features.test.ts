@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { encodeJson, isProcessAlive, paths, readShard, type JobConfigInput } from '@orrery/core';
+import { encodeJson, isProcessAlive, paths, readMetric, readShard, type JobConfigInput } from '@orrery/core';
 import { eventually } from '@orrery/core/testing';
 import { stopAllProcesses, type RunningProcess } from '../src/index.js';
 import { NS, TOKEN, startCluster, waitIdle, type Cluster } from './executor-support.js';
@@ -293,9 +293,18 @@ describe('history and logs on the executor', () => {
     expect(fromOffset).toBe('line 99\nline 100\n');
     expect((await fetch(`http://127.0.0.1:${e1.port}/runs?job=chatty`)).status).toBe(401);
     expect((await fetch(`http://127.0.0.1:${e1.port}/runs?job=chatty`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
-    const metrics = await (await fetch(`http://127.0.0.1:${e1.port}/metrics`)).text();
+    const scrape = await fetch(`http://127.0.0.1:${e1.port}/metrics`);
+    expect(scrape.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const metrics = await scrape.text();
     expect(metrics).toMatch(/orrery_executor_runs_total\{outcome="succeeded"\} \d+/);
-    expect(metrics).toContain('orrery_executor_fire_lateness_seconds_count');
+    // Histograms: every run's lateness and duration in the +Inf bucket, ZooKeeper reads timed.
+    expect(metrics).toContain('# TYPE orrery_executor_fire_lateness_seconds histogram');
+    expect(readMetric(metrics, 'orrery_executor_fire_lateness_seconds_bucket', { le: '+Inf', trigger: 'cron' })).toBe(readMetric(metrics, 'orrery_executor_fire_lateness_seconds_count', { trigger: 'cron' }));
+    expect(readMetric(metrics, 'orrery_executor_run_duration_seconds_count', { outcome: 'succeeded' })).toBeGreaterThanOrEqual(1);
+    expect(readMetric(metrics, 'orrery_zookeeper_operation_seconds_count', { operation: 'get' })).toBeGreaterThanOrEqual(1);
+    expect(readMetric(metrics, 'orrery_executor_runs_in_progress')).toBeGreaterThanOrEqual(0);
+    // The process's own figures, from prom-client's default metrics.
+    for (const name of ['process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) expect(readMetric(metrics, name), name).toBeGreaterThanOrEqual(0);
     expect(existsSync(join(c.dir, 'e1', 'runs', 'chatty', `${runId}.json`))).toBe(true);
   });
 

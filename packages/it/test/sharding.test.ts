@@ -206,6 +206,11 @@ describe('orrery-sharding', () => {
     const rounds = (await metric(p.port, 'orrery_sharding_rounds_total')) - roundsBefore;
     expect(rounds).toBeGreaterThanOrEqual(1);
     expect(rounds).toBeLessThanOrEqual(4);
+    // Rounds that wrote are timed (a histogram), and so are the allocator's ZooKeeper operations.
+    expect(await metric(p.port, 'orrery_sharding_round_seconds_count')).toBeGreaterThanOrEqual(2);
+    const text = await (await fetch(`http://127.0.0.1:${p.port}/metrics`)).text();
+    expect(readMetric(text, 'orrery_zookeeper_operation_seconds_count', { operation: 'set' })).toBeGreaterThanOrEqual(1);
+    expect(readMetric(text, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
     // And the result is balanced: 66 shards over 22 executors, 3 each.
     const load = new Map<string, number>();
     for (const e of (await owners(zk, ['a', 'b'])).values()) load.set(e, (load.get(e) ?? 0) + 1);
@@ -232,13 +237,15 @@ describe('orrery-sharding', () => {
     await eventually(async () => expect(await zk.getChildren(paths.shardingRequests())).toEqual([]));
   });
 
-  it('sends one unassigned-shards alarm per job per silence window to the namespace webhook', async () => {
+  it('sends one unassigned-shards alarm per job per silence window to the namespace webhook, retrying a 5xx', async () => {
     const received: Array<Record<string, unknown>> = [];
     const server = createServer((req, res) => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
         received.push(JSON.parse(body) as Record<string, unknown>);
+        // The first POST meets a webhook that is down for a moment: the sender retries it.
+        res.statusCode = received.length === 1 ? 503 : 200;
         res.end('ok');
       });
     });
@@ -249,12 +256,15 @@ describe('orrery-sharding', () => {
         alarm: { webhook: `http://127.0.0.1:${port}/alarm`, silenceSeconds: 600 },
       });
       await executor(root, 'e1');
-      await allocator(root, ['--alarm-after', '1']);
-      await eventually(() => expect(received).toHaveLength(1), { timeoutMs: 15_000 });
+      const p = await allocator(root, ['--alarm-after', '1']);
+      await eventually(() => expect(received).toHaveLength(2), { timeoutMs: 20_000 });
       expect(received[0]).toMatchObject({ kind: 'shards-unassigned', namespace: NS, job: 'gpu-job', items: [{ item: 0, reason: 'no-executor-has-handler' }, { item: 1, reason: 'no-executor-has-handler' }] });
+      expect(received[1]).toEqual(received[0]); // the same alarm, retried
+      await eventually(async () => expect(await metric(p.port, 'orrery_sharding_alarms_total')).toBe(1));
       // Absence over a window needs the window to pass: the allocator checks every second.
       await new Promise((r) => setTimeout(r, 3000));
-      expect(received).toHaveLength(1);
+      expect(received).toHaveLength(2);
+      expect(await metric(p.port, 'orrery_sharding_alarms_total')).toBe(1);
     } finally {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));

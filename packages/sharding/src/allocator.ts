@@ -15,12 +15,15 @@
  *   summaries, then the namespace's sharding state — each a compare-and-set from the version last
  *   seen. A write that finds a newer allocatorEpoch in the node stops the round (this allocator was
  *   deposed); leadership is re-checked before every write.
- * - Shards unassigned for longer than `alarmAfterMs` raise a webhook alarm, at most once per job per
- *   the namespace's silence window.
+ * - Shards unassigned for longer than `alarmAfterMs`, and executors lost (a presence gone without a
+ *   graceful leave), raise webhook alarms through core's alarm sender: at most once per job (or
+ *   executor) and kind per the namespace's silence window, with its timeout and retries.
  */
 import { hostname } from 'node:os';
 import {
   OrreryError,
+  alarmKey,
+  alarmPolicy,
   canonicalJson,
   checkAssignment,
   checkApplied,
@@ -31,6 +34,7 @@ import {
   checkNamespaceInfo,
   checkReshardRequest,
   checkShardingState,
+  createAlarmSender,
   createEmitter,
   createLeaderLatch,
   createSerialTask,
@@ -42,6 +46,7 @@ import {
   readJson,
   inspectNode,
   toError,
+  type AlarmPost,
   type Assignment,
   type ExecutorAssignment,
   type Logger,
@@ -79,8 +84,8 @@ export interface AllocatorOptions {
   maxDelayMs?: number;
   /** Alarm when a shard of an enabled job is unassigned this long, in ms. Default 30 000. */
   alarmAfterMs?: number;
-  /** Sends a webhook; default: `fetch` POST with a 5 s timeout. */
-  postAlarm?: (url: string, body: unknown) => Promise<void>;
+  /** How alarms are POSTed (tests). Default: core's `fetchAlarmPost`. */
+  postAlarm?: AlarmPost;
   now?: () => number;
 }
 
@@ -104,7 +109,6 @@ interface NamespaceState {
   stateVersion: number | undefined;
   round: number;
   unassignedSince: Map<string, number>;
-  lastAlarm: Map<string, number>;
 }
 
 class Deposed extends Error {}
@@ -130,9 +134,9 @@ export function createAllocator(options: AllocatorOptions): Allocator {
   const maxDelayMs = options.maxDelayMs ?? 1000;
   const alarmAfterMs = options.alarmAfterMs ?? 30_000;
   const now = options.now ?? Date.now;
-  const postAlarm = options.postAlarm ?? defaultPostAlarm;
   const emitter = createEmitter<AllocatorEvents>((e) => logger.error({ err: e }, 'event listener failed'));
   const metrics = createAllocatorMetrics(options.metrics);
+  const alarmSender = createAlarmSender({ logger: logger.child({ component: 'alarms' }), metrics: options.metrics, now, ...(options.postAlarm ? { post: options.postAlarm } : {}) });
   const latch = createLeaderLatch(zk, paths.shardingLeader(), { id });
   const cache: TreeCache = createTreeCache(zk, NAMESPACES, { include, descend });
   const states = new Map<string, NamespaceState>();
@@ -265,7 +269,6 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       stateVersion: undefined,
       round: 0,
       unassignedSince: new Map(),
-      lastAlarm: new Map(),
     };
     const sharding = await readJson(zk, paths.namespaceSharding(namespace), checkShardingState).catch((error) => {
       if ((error as OrreryError).code !== 'bad-data') throw error;
@@ -399,7 +402,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     metrics.jobsWritten.inc({ namespace }, jobsWritten);
     metrics.executorsWritten.inc({ namespace }, executorsWritten);
     metrics.moved.inc({ namespace }, moved);
-    metrics.roundSeconds.observe(durationMs / 1000, { namespace });
+    metrics.roundSeconds.observe({ namespace }, durationMs / 1000);
     logger.info({ namespace, jobsWritten, executorsWritten, moved, members: next.members.length, durationMs: Math.round(durationMs) }, 'allocation written');
     emitter.emit('round:done', { namespace, jobsWritten, executorsWritten, moved, durationMs });
   }
@@ -462,24 +465,26 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       else if (!state.unassignedSince.has(name)) state.unassignedSince.set(name, now());
     }
     for (const name of state.unassignedSince.keys()) if (!next.jobs[name]) state.unassignedSince.delete(name);
-    metrics.unassigned.set(total, { namespace });
+    metrics.unassigned.set({ namespace }, total);
+  }
+
+  /** The namespace's webhook and alarm policy, from the cache; undefined without a webhook. */
+  function alarmSettings(namespace: string): { webhook: string; policy: ReturnType<typeof alarmPolicy> } | undefined {
+    const nsNode = cache.get(paths.namespace(namespace));
+    const info = nsNode ? checkNamespaceInfo(safeDecode(nsNode.data, nsNode.path)) : undefined;
+    const settings: NamespaceInfo | undefined = info?.ok ? info.value : undefined;
+    const webhook = settings?.alarm.webhook;
+    return webhook ? { webhook, policy: alarmPolicy(settings.alarm) } : undefined;
   }
 
   function checkAlarms(): void {
     if (!isLeaderNow()) return;
     const t = now();
     for (const [namespace, state] of states) {
-      const nsNode = cache.get(paths.namespace(namespace));
-      const info = nsNode ? checkNamespaceInfo(safeDecode(nsNode.data, nsNode.path)) : undefined;
-      const settings: NamespaceInfo | undefined = info?.ok ? info.value : undefined;
-      const webhook = settings?.alarm.webhook;
-      if (!webhook) continue;
-      const silenceMs = (settings?.alarm.silenceSeconds ?? 300) * 1000;
+      const settings = alarmSettings(namespace);
+      if (!settings) continue;
       for (const [job, since] of state.unassignedSince) {
         if (t - since < alarmAfterMs) continue;
-        const last = state.lastAlarm.get(job);
-        if (last !== undefined && t - last < silenceMs) continue;
-        state.lastAlarm.set(job, t);
         const unassigned = state.previous.jobs[job]?.unassigned ?? [];
         const body = {
           kind: 'shards-unassigned',
@@ -491,14 +496,15 @@ export function createAllocator(options: AllocatorOptions): Allocator {
           allocator: id,
           at: new Date(t).toISOString(),
         };
-        postAlarm(webhook, body).then(
-          () => {
+        // Asked every second; the sender lets one through per job and silence window.
+        alarmSender.send(alarmKey(namespace, 'shards-unassigned', job), settings.webhook, body, {
+          ...settings.policy,
+          onDelivered: () => {
             metrics.alarms.inc({ namespace });
             logger.warn({ namespace, job, items: unassigned.length }, 'unassigned-shards alarm sent');
             emitter.emit('alarm:sent', { namespace, job, items: unassigned.length });
           },
-          (error) => logger.error({ err: toError(error), namespace, job, webhook }, 'unassigned-shards alarm could not be sent'),
-        );
+        });
       }
     }
   }
@@ -593,6 +599,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       if (timer) clearTimeout(timer);
       if (alarmTimer) clearInterval(alarmTimer);
       await rounds.settled();
+      await alarmSender.close();
       await latch.close();
       await cache.close();
       emitter.clear();
@@ -604,7 +611,6 @@ export function createAllocator(options: AllocatorOptions): Allocator {
 
   /** Presences seen, and whether each said it was leaving: a presence that vanishes otherwise is lost. */
   const leavingByPresence = new Map<string, boolean>();
-  const lastLostAlarm = new Map<string, number>();
 
   function onPresence(namespace: string, executor: string, path: string): void {
     const node = cache.get(path);
@@ -623,19 +629,12 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     if (leaving !== false || !isLeaderNow()) return;
     logger.warn({ namespace, executor }, 'executor lost (its session ended without a graceful leave)');
     emitter.emit('executor:lost', { namespace, executor });
-    const nsNode = cache.get(paths.namespace(namespace));
-    const info = nsNode ? checkNamespaceInfo(safeDecode(nsNode.data, nsNode.path)) : undefined;
-    const webhook = info?.ok ? info.value.alarm.webhook : undefined;
-    if (!webhook) return;
-    const t = now();
-    const key = `${namespace}\0${executor}`;
-    const last = lastLostAlarm.get(key);
-    if (last !== undefined && t - last < (info?.ok ? info.value.alarm.silenceSeconds : 300) * 1000) return;
-    lastLostAlarm.set(key, t);
-    postAlarm(webhook, { kind: 'executor-lost', namespace, executor, allocator: id, at: new Date(t).toISOString() }).then(
-      () => metrics.alarms.inc({ namespace }),
-      (error) => logger.error({ err: toError(error), namespace, executor, webhook }, 'executor-lost alarm could not be sent'),
-    );
+    const settings = alarmSettings(namespace);
+    if (!settings) return;
+    alarmSender.send(alarmKey(namespace, 'executor-lost', executor), settings.webhook, { kind: 'executor-lost', namespace, executor, allocator: id, at: new Date(now()).toISOString() }, {
+      ...settings.policy,
+      onDelivered: () => metrics.alarms.inc({ namespace }),
+    });
   }
 
   function onCacheEvent(path: string): void {
@@ -651,14 +650,4 @@ export function createAllocator(options: AllocatorOptions): Allocator {
   }
 
   return allocator;
-}
-
-async function defaultPostAlarm(url: string, body: unknown): Promise<void> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(5000),
-  });
-  if (!response.ok) throw new OrreryError('internal', `webhook answered ${response.status}`);
 }

@@ -20,7 +20,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const logger = createLogger({ name: 'orrery-sharding', level: config.logLevel });
   const metrics = createMetrics();
-  const zk = createZkClient({ connect: config.zk, root: config.root, sessionTimeoutMs: config.sessionTimeoutMs, connectTimeoutMs: 60_000, ...(config.zkAuth ? { auth: config.zkAuth } : {}) });
+  const zk = createZkClient({ connect: config.zk, root: config.root, sessionTimeoutMs: config.sessionTimeoutMs, connectTimeoutMs: 60_000, metrics, ...(config.zkAuth ? { auth: config.zkAuth } : {}) });
   zk.on('state', (s) => logger.info({ state: s.state, sessionId: s.sessionId, newSession: s.newSession }, 'zookeeper connection state'));
   const allocator = createAllocator({ zk, logger, metrics, ...(config.id ? { id: config.id } : {}), debounceMs: config.debounceMs, alarmAfterMs: config.alarmAfterMs });
   let http: HttpEndpoint | undefined;

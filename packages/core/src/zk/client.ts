@@ -32,9 +32,10 @@
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { OrreryError, toError } from '../errors.js';
+import { OrreryError, toError, hasErrorCode, errorCode } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
 import { forgetSocketScan } from '../child-stdio.js';
+import type { Metrics } from '../metrics.js';
 import { zkError } from './zk-errors.js';
 
 const require = createRequire(import.meta.url);
@@ -84,6 +85,13 @@ export interface ZkClientEvents {
   error: Error;
 }
 
+/**
+ * Buckets of `orrery_zookeeper_operation_seconds`, in seconds: 1 ms to 10 s. A healthy ensemble
+ * answers in a few ms; hundreds of ms mean a loaded server or a slow link; past a third of the
+ * session timeout the session itself is at risk.
+ */
+export const ZK_OPERATION_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
 /** Options of {@link createZkClient}. */
 export interface ZkClientOptions {
   /** `host:port[,host:port…]` of the ensemble. */
@@ -103,6 +111,12 @@ export interface ZkClientOptions {
   auth?: string;
   /** The most data a write may carry, in bytes. Default {@link ZK_NODE_MAX_BYTES} (tests of large nodes raise it). */
   maxDataBytes?: number;
+  /**
+   * Where to time every operation: the histogram `orrery_zookeeper_operation_seconds{operation}`
+   * (buckets {@link ZK_OPERATION_BUCKETS}), from the request to its answer, errors included.
+   * Default: not timed.
+   */
+  metrics?: Metrics;
 }
 
 /** One ACL entry, as ZooKeeper stores it. */
@@ -298,6 +312,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
   const acl: readonly ZkAcl[] = Object.freeze(opts.auth ? orreryAcl(opts.auth) : [{ perms: ZK_PERMS.all, scheme: 'world', id: 'anyone' }]);
   const nativeAcl = acl.map((a) => ({ perm: a.perms, scheme: a.scheme, auth: a.id }));
   const emitter = createEmitter<ZkClientEvents>();
+  const latency = options.metrics?.histogram('orrery_zookeeper_operation_seconds', 'ZooKeeper operations from request to answer (errors included), by operation', ZK_OPERATION_BUCKETS, ['operation']);
   let phase: ClientPhase = 'idle';
   let handle: NativeHandle | undefined;
   let sessionId: string | undefined;
@@ -482,7 +497,9 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         reject(error);
         return;
       }
+      const started = latency ? performance.now() : 0;
       const rc = invoke(h, (code, value) => {
+        latency?.observe({ operation }, (performance.now() - started) / 1000);
         if (code === 0) resolve(value as T);
         else reject(zkError(code, operation, path));
       });
@@ -629,7 +646,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         await (secured ?? secure(made));
       } catch (error) {
         // Someone changed the new node's ACL (or removed it) between the two requests: it is not ours.
-        if ((error as OrreryError).code === 'bad-version') await client.delete(rel(made)).catch(() => undefined);
+        if (hasErrorCode(error, 'bad-version')) await client.delete(rel(made)).catch(() => undefined);
         throw new OrreryError('no-auth', `ZooKeeper create ${path}: the node's ACL could not be set (${toError(error).message}); the node was removed`, { cause: error, details: { path } });
       }
       return rel(made);
@@ -668,7 +685,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         });
       } catch (error) {
         // A watch set by exists on a missing node stays set (it fires on creation).
-        if ((error as OrreryError).code === 'no-node') return null;
+        if (hasErrorCode(error, 'no-node')) return null;
         throw error;
       }
     },
@@ -713,7 +730,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         try {
           await client.create(current, null, 'persistent');
         } catch (error) {
-          if ((error as OrreryError).code !== 'node-exists') throw error;
+          if (!hasErrorCode(error, 'node-exists')) throw error;
         }
       }
     },
@@ -726,7 +743,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         try {
           children = await client.getChildren(path);
         } catch (error) {
-          if ((error as OrreryError).code === 'no-node') return;
+          if (hasErrorCode(error, 'no-node')) return;
           throw error;
         }
         for (const child of children) {
@@ -737,7 +754,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
           await client.delete(path);
           return;
         } catch (error) {
-          const code = (error as OrreryError).code;
+          const code = errorCode(error);
           if (code === 'no-node') return;
           if (code !== 'not-empty') throw error;
         }
