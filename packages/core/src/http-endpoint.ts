@@ -88,11 +88,6 @@ export interface HttpEndpointOptions {
   routes?: (app: HttpApp) => void | Promise<void>;
   /** Where 5xx answers' errors and client errors are logged. Default: silent. */
   logger?: Logger;
-  /**
-   * Wrap every error answer as `{error: {code, message, details?}}` (the console API's shape)
-   * instead of the bare object. Default false.
-   */
-  wrapErrors?: boolean;
 }
 
 /** A running endpoint. */
@@ -178,7 +173,7 @@ export function requestSchemaIssues(errors: readonly FastifySchemaValidationErro
  * 408: too slow) with `connection: close`, unless the socket is gone or a response is already
  * under way on it (it is only closed then).
  */
-function answerClientError(wrap: boolean, error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(this: { log?: FastifyBaseLogger } | undefined, error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   // Node's own rule: answer unless a response has started on this socket (writing into the
   // middle of it would corrupt what the peer reads). A `100 Continue` sent before does not count.
@@ -192,24 +187,23 @@ function answerClientError(wrap: boolean, error: Error & { code?: string }, sock
   const text = status === 431 ? `request headers: larger than this server accepts (${rule})`
     : status === 408 ? `request: not received whole in time (${rule})`
     : `request: not valid HTTP/1.1 (${rule})`;
-  answerOnSocket(socket, status, { field: 'request', rule, message: text }, wrap);
+  answerOnSocket(socket, status, { field: 'request', rule, message: text });
 }
 
 /** Writes a JSON `validation` answer straight on a socket and closes it. */
-function answerOnSocket(socket: Duplex, status: number, issue: ValidationIssue, wrap = false): void {
-  const error = { code: 'validation', message: issue.message, details: { issues: [issue] } };
-  const body = JSON.stringify(wrap ? { error } : error);
+function answerOnSocket(socket: Duplex, status: number, issue: ValidationIssue): void {
+  const body = JSON.stringify({ code: 'validation', message: issue.message, details: { issues: [issue] } });
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   // A peer that never reads must not hold the socket open.
   setTimeout(() => socket.destroy(), HTTP_REQUEST_TIMEOUT_MS).unref();
 }
 
 /** Sends the one error answer (also used for the router's own errors). */
-function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, wrap = false): void {
+function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const answer = httpErrorAnswer(error, request.id);
   if (answer.log) request.log.error({ err: error, reqId: request.id, method: request.method, url: request.url.slice(0, QUOTED_TARGET_LENGTH) }, 'http request failed');
   if (answer.status === 401) void reply.header('www-authenticate', 'Bearer realm="orrery"');
-  void reply.code(answer.status).type('application/json; charset=utf-8').send(wrap ? { error: answer.body } : answer.body);
+  void reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body);
 }
 
 /**
@@ -217,7 +211,6 @@ function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply,
  * `/healthz`, the process's `routes`, the one error handler, the JSON 404 and the bounds above.
  */
 export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'>): HttpApp {
-  const wrap = options.wrapErrors === true;
   const app = Fastify({
     loggerInstance: (options.logger ?? silentLogger()) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -227,8 +220,8 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
     routerOptions: { maxParamLength: HTTP_MAX_PARAM_LENGTH },
     // Node would answer a missing Host with a bare 400 of its own; the hook below answers it in JSON.
     http: { requireHostHeader: false, maxHeaderSize: HTTP_MAX_HEADER_BYTES },
-    clientErrorHandler: (error, socket) => answerClientError(wrap, error, socket),
-    frameworkErrors: (error, request, reply) => sendError(error, request, reply, wrap),
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply),
     schemaErrorFormatter: (errors, where) => validationError(requestSchemaIssues(errors, where), 'request'),
     // Every problem at once, and unknown query fields refused rather than silently dropped.
     ajv: { customOptions: { allErrors: true, removeAdditional: false } },
@@ -238,13 +231,13 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
   // when nobody listens, or leaving the request half-parsed); nothing here tunnels or switches protocols.
   app.server.on('connect', (_request: unknown, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
-    answerOnSocket(socket, 400, { field: 'method', rule: 'method', message: 'method: CONNECT is not served here (method)' }, wrap);
+    answerOnSocket(socket, 400, { field: 'method', rule: 'method', message: 'method: CONNECT is not served here (method)' });
   });
   app.server.on('upgrade', (_request: unknown, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
-    answerOnSocket(socket, 400, { field: 'upgrade', rule: 'unsupported', message: "header 'upgrade': switching protocols is not served here (unsupported)" }, wrap);
+    answerOnSocket(socket, 400, { field: 'upgrade', rule: 'unsupported', message: "header 'upgrade': switching protocols is not served here (unsupported)" });
   });
-  app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, wrap));
+  app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply));
   // ajv's coercion turns `Infinity`, `1e400`, `0x10` and ` 5` into numbers — the first two past
   // `maximum` — so an integer in a query string must be plain decimal digits before ajv sees it.
   app.addHook('onRoute', (route) => {
@@ -269,7 +262,7 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!.slice(0, QUOTED_TARGET_LENGTH);
-    sendError(Object.assign(new Error(`no route ${request.method} ${path}`), { code: 'not-found' }), request, reply, wrap);
+    sendError(Object.assign(new Error(`no route ${request.method} ${path}`), { code: 'not-found' }), request, reply);
   });
   app.get('/metrics', async (_request, reply) => {
     const text = await options.metrics.metrics();
