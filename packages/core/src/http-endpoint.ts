@@ -88,6 +88,11 @@ export interface HttpEndpointOptions {
   routes?: (app: HttpApp) => void | Promise<void>;
   /** Where 5xx answers' errors and client errors are logged. Default: silent. */
   logger?: Logger;
+  /**
+   * Wrap every error answer as `{error: {code, message, details?}}` (the console API's shape)
+   * instead of the bare object. Default false.
+   */
+  wrapErrors?: boolean;
 }
 
 /** A running endpoint. */
@@ -173,7 +178,7 @@ export function requestSchemaIssues(errors: readonly FastifySchemaValidationErro
  * 408: too slow) with `connection: close`, unless the socket is gone or a response is already
  * under way on it (it is only closed then).
  */
-function answerClientError(this: { log?: FastifyBaseLogger } | undefined, error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(wrap: boolean, error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   // Node's own rule: answer unless a response has started on this socket (writing into the
   // middle of it would corrupt what the peer reads). A `100 Continue` sent before does not count.
@@ -187,23 +192,24 @@ function answerClientError(this: { log?: FastifyBaseLogger } | undefined, error:
   const text = status === 431 ? `request headers: larger than this server accepts (${rule})`
     : status === 408 ? `request: not received whole in time (${rule})`
     : `request: not valid HTTP/1.1 (${rule})`;
-  answerOnSocket(socket, status, { field: 'request', rule, message: text });
+  answerOnSocket(socket, status, { field: 'request', rule, message: text }, wrap);
 }
 
 /** Writes a JSON `validation` answer straight on a socket and closes it. */
-function answerOnSocket(socket: Duplex, status: number, issue: ValidationIssue): void {
-  const body = JSON.stringify({ code: 'validation', message: issue.message, details: { issues: [issue] } });
+function answerOnSocket(socket: Duplex, status: number, issue: ValidationIssue, wrap = false): void {
+  const error = { code: 'validation', message: issue.message, details: { issues: [issue] } };
+  const body = JSON.stringify(wrap ? { error } : error);
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
   // A peer that never reads must not hold the socket open.
   setTimeout(() => socket.destroy(), HTTP_REQUEST_TIMEOUT_MS).unref();
 }
 
 /** Sends the one error answer (also used for the router's own errors). */
-function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply, wrap = false): void {
   const answer = httpErrorAnswer(error, request.id);
   if (answer.log) request.log.error({ err: error, reqId: request.id, method: request.method, url: request.url.slice(0, QUOTED_TARGET_LENGTH) }, 'http request failed');
   if (answer.status === 401) void reply.header('www-authenticate', 'Bearer realm="orrery"');
-  void reply.code(answer.status).type('application/json; charset=utf-8').send(answer.body);
+  void reply.code(answer.status).type('application/json; charset=utf-8').send(wrap ? { error: answer.body } : answer.body);
 }
 
 /**
@@ -211,6 +217,7 @@ function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply)
  * `/healthz`, the process's `routes`, the one error handler, the JSON 404 and the bounds above.
  */
 export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'>): HttpApp {
+  const wrap = options.wrapErrors === true;
   const app = Fastify({
     loggerInstance: (options.logger ?? silentLogger()) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -220,8 +227,8 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
     routerOptions: { maxParamLength: HTTP_MAX_PARAM_LENGTH },
     // Node would answer a missing Host with a bare 400 of its own; the hook below answers it in JSON.
     http: { requireHostHeader: false, maxHeaderSize: HTTP_MAX_HEADER_BYTES },
-    clientErrorHandler: answerClientError,
-    frameworkErrors: (error, request, reply) => sendError(error, request, reply),
+    clientErrorHandler: (error, socket) => answerClientError(wrap, error, socket),
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply, wrap),
     schemaErrorFormatter: (errors, where) => validationError(requestSchemaIssues(errors, where), 'request'),
     // Every problem at once, and unknown query fields refused rather than silently dropped.
     ajv: { customOptions: { allErrors: true, removeAdditional: false } },
@@ -231,13 +238,13 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
   // when nobody listens, or leaving the request half-parsed); nothing here tunnels or switches protocols.
   app.server.on('connect', (_request: unknown, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
-    answerOnSocket(socket, 400, { field: 'method', rule: 'method', message: 'method: CONNECT is not served here (method)' });
+    answerOnSocket(socket, 400, { field: 'method', rule: 'method', message: 'method: CONNECT is not served here (method)' }, wrap);
   });
   app.server.on('upgrade', (_request: unknown, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
-    answerOnSocket(socket, 400, { field: 'upgrade', rule: 'unsupported', message: "header 'upgrade': switching protocols is not served here (unsupported)" });
+    answerOnSocket(socket, 400, { field: 'upgrade', rule: 'unsupported', message: "header 'upgrade': switching protocols is not served here (unsupported)" }, wrap);
   });
-  app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply));
+  app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, wrap));
   // ajv's coercion turns `Infinity`, `1e400`, `0x10` and ` 5` into numbers — the first two past
   // `maximum` — so an integer in a query string must be plain decimal digits before ajv sees it.
   app.addHook('onRoute', (route) => {
@@ -262,7 +269,7 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!.slice(0, QUOTED_TARGET_LENGTH);
-    sendError(Object.assign(new Error(`no route ${request.method} ${path}`), { code: 'not-found' }), request, reply);
+    sendError(Object.assign(new Error(`no route ${request.method} ${path}`), { code: 'not-found' }), request, reply, wrap);
   });
   app.get('/metrics', async (_request, reply) => {
     const text = await options.metrics.metrics();

@@ -95,3 +95,33 @@ export async function deleteNamespace(zk: ZkClient, name: string, options: { for
   }
   await zk.deleteRecursive(paths.namespace(name));
 }
+
+/**
+ * Replaces a namespace's settings with a compare-and-set from `version` (the version they were
+ * read at): `conflict` when someone changed them since, `not-found` when the namespace is gone.
+ * Resolves the settings before and after.
+ */
+export async function updateNamespace(zk: ZkClient, name: string, settings: Record<string, unknown>, version: number): Promise<{ before: NamespaceInfo; after: NamespaceInfo; version: number }> {
+  assertNamespaceName(name);
+  const path = paths.namespace(name);
+  const current = await readJson(zk, path, checkNamespaceInfo).catch((error: unknown) => {
+    if (hasErrorCode(error, 'bad-data')) return undefined; // a broken node may be overwritten
+    throw error;
+  });
+  const exists = current ?? (await zk.exists(path));
+  if (!exists) throw new OrreryError('not-found', `namespace '${name}' does not exist`, { details: { namespace: name } });
+  // createdAt is the namespace's own: kept whatever the caller sends.
+  const after = parseNamespaceInfo({ ...settings, createdAt: current?.value.createdAt ?? 0 });
+  try {
+    const stat = await zk.set(path, encodeJson(after), version);
+    return { before: current?.value ?? parseNamespaceInfo({}), after, version: stat.version };
+  } catch (error) {
+    if (hasErrorCode(error, 'bad-version')) {
+      throw new OrreryError('conflict', `namespace '${name}' was changed by someone else since version ${version}; reload and try again`, {
+        details: { namespace: name, version: current?.stat.version, current: current?.value },
+      });
+    }
+    if (hasErrorCode(error, 'no-node')) throw new OrreryError('not-found', `namespace '${name}' does not exist`, { details: { namespace: name } });
+    throw error;
+  }
+}

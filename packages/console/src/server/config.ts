@@ -1,0 +1,104 @@
+/**
+ * orrery-console's configuration: flags over environment over defaults, parsed once, every problem
+ * listed at once, frozen. Only main.ts reads `process.env` (and passes it here).
+ */
+import { parseArgs } from 'node:util';
+import { OrreryError, resolveZkAuth, toError, type ValidationIssue } from '@orrery/core';
+
+/** The console's settings. */
+export interface ConsoleConfig {
+  zk: string;
+  root: string;
+  /** ZooKeeper digest credentials `user:password` (never logged). */
+  zkAuth: string | undefined;
+  /** HTTP port (0: any free port). Default 8080. */
+  port: number;
+  /** Bind address. Default 127.0.0.1. */
+  host: string;
+  /** The first admin's password (`ORRERY_ADMIN_PASSWORD`); used only when no user exists yet. */
+  adminPassword: string | undefined;
+  /** The executors' cluster token (`ORRERY_CLUSTER_TOKEN`), to read run history and logs from them. */
+  clusterToken: string | undefined;
+  /** How long a login lasts, in ms. Default 12 hours. */
+  sessionTtlMs: number;
+  logLevel: string;
+}
+
+/** Default HTTP port of the console. */
+export const DEFAULT_CONSOLE_PORT = 8080;
+/** Default length of a login session, in hours. */
+export const DEFAULT_SESSION_HOURS = 12;
+
+export const CONSOLE_USAGE = `Usage: orrery-console [--zk HOST:PORT[,…]] [--root PATH] [--zk-auth-file FILE] [--port N] [--host H]
+                      [--session-hours N] [--log-level L]
+
+Serves Orrery's console: the REST API (/api/v1, OpenAPI at /api/v1/openapi.json, docs at /docs)
+and the web UI. Keeps no state of its own: run several behind a load balancer.
+  --zk              ZooKeeper (default: env ORRERY_ZK, else 127.0.0.1:2181)
+  --root            Orrery's root in ZooKeeper (default: env ORRERY_ROOT, else /orrery)
+  --zk-auth-file    ZooKeeper digest credentials USER:PASSWORD in a file (default: env ORRERY_ZK_AUTH)
+  --port            HTTP port (default: env ORRERY_CONSOLE_PORT, else ${DEFAULT_CONSOLE_PORT}; 0: any free port)
+  --host            bind address (default 127.0.0.1; 0.0.0.0 for every interface)
+  --session-hours   how long a login lasts (default ${DEFAULT_SESSION_HOURS})
+  --log-level       trace|debug|info|warn|error (default info)
+Environment: ORRERY_ADMIN_PASSWORD (the first admin's password; else one is generated and printed
+once), ORRERY_CLUSTER_TOKEN (to read run history and logs from the executors).
+`;
+
+/** Parses argv and env; throws a `usage` error listing every problem. */
+export function parseConsoleConfig(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): ConsoleConfig {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      options: {
+        zk: { type: 'string' }, root: { type: 'string' }, 'zk-auth-file': { type: 'string' }, port: { type: 'string' }, host: { type: 'string' },
+        'session-hours': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new OrreryError('usage', toError(error).message);
+  }
+  if (values.help) throw new OrreryError('usage', 'help');
+  const issues: ValidationIssue[] = [];
+  const int = (field: string, raw: string | undefined, min: number, max: number, fallback: number): number => {
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < min || n > max) {
+      issues.push({ field, rule: 'range', message: `${field}: must be an integer from ${min} to ${max} (got '${raw}')` });
+      return fallback;
+    }
+    return n;
+  };
+  const port = int('--port', values.port ?? env.ORRERY_CONSOLE_PORT, 0, 65_535, DEFAULT_CONSOLE_PORT);
+  const sessionHours = int('--session-hours', values['session-hours'], 1, 24 * 30, DEFAULT_SESSION_HOURS);
+  const logLevel = values['log-level'] ?? 'info';
+  if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) {
+    issues.push({ field: '--log-level', rule: 'one-of', message: `--log-level: must be trace, debug, info, warn or error (got '${logLevel}')` });
+  }
+  const root = values.root ?? env.ORRERY_ROOT ?? '/orrery';
+  if (!root.startsWith('/')) issues.push({ field: '--root', rule: 'pattern', message: `--root: must start with '/' (got '${root}')` });
+  const adminPassword = env.ORRERY_ADMIN_PASSWORD || undefined;
+  if (adminPassword !== undefined && adminPassword.length < 8) {
+    issues.push({ field: 'ORRERY_ADMIN_PASSWORD', rule: 'min-length', message: 'ORRERY_ADMIN_PASSWORD: must be at least 8 characters' });
+  }
+  let zkAuth: string | undefined;
+  try {
+    zkAuth = resolveZkAuth(values['zk-auth-file'], env);
+  } catch (error) {
+    issues.push({ field: '--zk-auth-file', rule: 'format', message: toError(error).message });
+  }
+  if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
+  return Object.freeze({
+    zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',
+    root,
+    zkAuth,
+    port,
+    host: values.host ?? '127.0.0.1',
+    adminPassword,
+    clusterToken: env.ORRERY_CLUSTER_TOKEN || undefined,
+    sessionTtlMs: sessionHours * 3_600_000,
+    logLevel,
+  });
+}

@@ -1,0 +1,246 @@
+/**
+ * The console's read model: a watch-fed mirror (core's tree cache) of the namespaces and of the
+ * console's own state (users, tokens, the audit ring, the session secret), with typed, parsed views.
+ *
+ * What it guarantees:
+ * - Reads (`namespaces()`, `jobs()`, `job()`, `shards()`, `executors()`, `users()`, …) never touch
+ *   ZooKeeper: a GET served from here makes no round trip. A node's data is parsed once per write
+ *   (memoised by its `mzxid`), so 10,000 jobs cost 10,000 parses only when they change.
+ * - After a new ZooKeeper session the mirror is read again and converges (the tree cache's rule);
+ *   every change is announced on `change` (what the live event stream forwards).
+ * - A node whose data is invalid is a value with its `problem`, never an exception.
+ *
+ * Not mirrored (read on demand by the routes that need them, to keep memory bounded): job config
+ * history (`/console/history`), leader latch nodes, commands, the last-applied entries.
+ */
+import {
+  checkAssignment,
+  checkExecutorAssignment,
+  checkExecutorInfo,
+  checkExecutorMeta,
+  checkJobConfig,
+  checkNamespaceInfo,
+  checkShardState,
+  checkShardingState,
+  createEmitter,
+  createTreeCache,
+  inspectNode,
+  matchPath,
+  paths,
+  type Assignment,
+  type CachedNode,
+  type ExecutorAssignment,
+  type ExecutorInfo,
+  type ExecutorMeta,
+  type JobConfig,
+  type NamespaceInfo,
+  type NodeReading,
+  type ShardState,
+  type ShardingState,
+  type Subscribable,
+  type TreeCache,
+  type ValidationIssue,
+  type ZkClient,
+  type ZkStat,
+} from '@orrery/core';
+
+/** A node's parsed value, or what is wrong with it; with its stat (version for compare-and-set). */
+export type Parsed<T> = ({ ok: true; value: T } | { ok: false; problem: string }) & { stat: ZkStat };
+
+/** A job as the console shows it. */
+export interface CachedJob {
+  name: string;
+  config: Parsed<JobConfig>;
+  assignment: Parsed<Assignment> | undefined;
+  /** Item → its shard node (absent: never claimed). */
+  shards: Map<number, Parsed<ShardState>>;
+}
+
+/** An executor as the console shows it. */
+export interface CachedExecutor {
+  name: string;
+  /** The presence (absent: offline). */
+  presence: Parsed<ExecutorInfo> | undefined;
+  meta: Parsed<ExecutorMeta> | undefined;
+  assignment: Parsed<ExecutorAssignment> | undefined;
+}
+
+/** What changed (for the live stream): the namespace and the kind of thing. */
+export interface CacheChange {
+  namespace: string | undefined;
+  kind: 'namespace' | 'job' | 'assignment' | 'shard' | 'executor' | 'console';
+  job?: string;
+  executor?: string;
+  item?: number;
+}
+
+/** Events of a {@link ConsoleCache}. */
+export interface ConsoleCacheEvents {
+  change: CacheChange;
+  error: Error;
+}
+
+/** The console's mirror; see the module header. */
+export interface ConsoleCache extends Subscribable<ConsoleCacheEvents> {
+  readonly initialized: boolean;
+  start(): Promise<void>;
+  /** Every namespace (sorted), parsed. */
+  namespaces(): Array<{ name: string; info: Parsed<NamespaceInfo> }>;
+  namespace(name: string): Parsed<NamespaceInfo> | undefined;
+  sharding(namespace: string): Parsed<ShardingState> | undefined;
+  /** Names of a namespace's jobs, sorted. */
+  jobNames(namespace: string): string[];
+  job(namespace: string, name: string): CachedJob | undefined;
+  /** Names of a namespace's executors (online or not), sorted. */
+  executorNames(namespace: string): string[];
+  executor(namespace: string, name: string): CachedExecutor | undefined;
+  /** A node under the console's own subtree (`/console/...`), raw. */
+  consoleNode(path: string): CachedNode | undefined;
+  /** Children of a node under `/console`. */
+  consoleChildren(path: string): string[];
+  /** Resolves when no read is in flight (tests). */
+  settled(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Children of a job node that the console mirrors. */
+const MIRRORED_JOB_CHILDREN = new Set(['assignment', 'applied', 'shards']);
+
+/** Which paths the mirror holds (see the module header). */
+export function isMirrored(path: string): boolean {
+  if (path === '/' || path === '/namespaces' || path === paths.console()) return true;
+  if (path.startsWith(`${paths.console()}/`)) return !path.startsWith(`${paths.console()}/history`);
+  if (!path.startsWith('/namespaces/')) return false;
+  const m = matchPath(path);
+  if (!m) return false;
+  switch (m.kind) {
+    case 'job-leader':
+    case 'job-leader-node':
+    case 'job-commands':
+    case 'job-command':
+    case 'job-last-applied':
+      return false;
+    default:
+      return true;
+  }
+}
+
+/** Creates the mirror under the client's root; call `start()`. */
+export function createConsoleCache(zk: ZkClient): ConsoleCache {
+  const emitter = createEmitter<ConsoleCacheEvents>();
+  // The root's children other than /namespaces and /console (the allocator's /sharding) are not read.
+  const tree: TreeCache = createTreeCache(zk, '/', { include: isMirrored });
+  const memo = new Map<string, { mzxid: number; parsed: Parsed<unknown> }>();
+
+  function parse<T>(node: CachedNode | undefined, check: (input: unknown) => { ok: true; value: T } | { ok: false; issues: ValidationIssue[] }): Parsed<T> | undefined {
+    if (!node) return undefined;
+    const hit = memo.get(node.path);
+    if (hit && hit.mzxid === node.stat.mzxid) return hit.parsed as Parsed<T>;
+    const reading: NodeReading<T> = inspectNode(node.data, node.path, check);
+    const parsed: Parsed<T> = reading.ok ? { ok: true, value: reading.value, stat: node.stat } : { ok: false, problem: reading.problem, stat: node.stat };
+    memo.set(node.path, { mzxid: node.stat.mzxid, parsed });
+    return parsed;
+  }
+
+  function announce(path: string): void {
+    if (path.startsWith(paths.console())) {
+      emitter.emit('change', { namespace: undefined, kind: 'console' });
+      return;
+    }
+    const m = matchPath(path);
+    if (!m || m.kind === 'namespaces') return;
+    switch (m.kind) {
+      case 'namespace':
+      case 'namespace-sharding':
+      case 'jobs':
+      case 'executors':
+        emitter.emit('change', { namespace: m.namespace, kind: 'namespace' });
+        return;
+      case 'job':
+      case 'job-applied':
+        emitter.emit('change', { namespace: m.namespace, kind: 'job', job: m.job });
+        return;
+      case 'job-assignment':
+        emitter.emit('change', { namespace: m.namespace, kind: 'assignment', job: m.job });
+        return;
+      case 'job-shards':
+        return;
+      case 'job-shard':
+        emitter.emit('change', { namespace: m.namespace, kind: 'shard', job: m.job, item: m.item });
+        return;
+      case 'executor':
+      case 'executor-presence':
+      case 'executor-meta':
+      case 'executor-assignment':
+        emitter.emit('change', { namespace: m.namespace, kind: 'executor', executor: m.executor });
+        return;
+      default:
+        return;
+    }
+  }
+
+  tree.on('node:added', (node) => announce(node.path));
+  tree.on('node:updated', (node) => announce(node.path));
+  tree.on('node:removed', ({ path }) => {
+    memo.delete(path);
+    announce(path);
+  });
+  tree.on('error', (error) => emitter.emit('error', error));
+
+  const cache: ConsoleCache = {
+    get initialized() {
+      return tree.initialized;
+    },
+    on: emitter.on,
+    start: () => tree.start(),
+    namespaces() {
+      return tree.children('/namespaces').flatMap((name) => {
+        const info = cache.namespace(name);
+        return info ? [{ name, info }] : [];
+      });
+    },
+    namespace(name) {
+      const node = tree.get(paths.namespace(name));
+      // A namespace node holding nothing is an older or hand-made namespace with default settings.
+      if (node && node.data === null) return parse({ ...node, data: Buffer.from('{}') }, checkNamespaceInfo);
+      return parse(node, checkNamespaceInfo);
+    },
+    sharding: (namespace) => parse(tree.get(paths.namespaceSharding(namespace)), checkShardingState),
+    jobNames: (namespace) => tree.children(paths.jobs(namespace)),
+    job(namespace, name) {
+      const config = parse(tree.get(paths.job(namespace, name)), (input: unknown) => {
+        const r = checkJobConfig(input);
+        if (r.ok && r.value.name !== name) return { ok: false as const, issues: [{ field: 'name', rule: 'match', message: `name: the config names another job ('${r.value.name}')` }] };
+        return r;
+      });
+      if (!config) return undefined;
+      const shards = new Map<number, Parsed<ShardState>>();
+      for (const child of tree.children(paths.jobShards(namespace, name))) {
+        const item = Number(child);
+        if (!Number.isInteger(item) || item < 0 || String(item) !== child) continue;
+        const parsed = parse(tree.get(paths.jobShard(namespace, name, item)), checkShardState);
+        if (parsed) shards.set(item, parsed);
+      }
+      return { name, config, assignment: parse(tree.get(paths.jobAssignment(namespace, name)), checkAssignment), shards };
+    },
+    executorNames: (namespace) => tree.children(paths.executors(namespace)),
+    executor(namespace, name) {
+      if (!tree.get(paths.executor(namespace, name))) return undefined;
+      return {
+        name,
+        presence: parse(tree.get(paths.executorPresence(namespace, name)), checkExecutorInfo),
+        meta: parse(tree.get(paths.executorMeta(namespace, name)), checkExecutorMeta),
+        assignment: parse(tree.get(paths.executorAssignment(namespace, name)), checkExecutorAssignment),
+      };
+    },
+    consoleNode: (path) => tree.get(path),
+    consoleChildren: (path) => tree.children(path),
+    settled: () => tree.settled(),
+    async close() {
+      await tree.close();
+      memo.clear();
+      emitter.clear();
+    },
+  };
+  return cache;
+}
