@@ -32,7 +32,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { OrreryError, toError } from '../errors.js';
+import { OrreryError, toError, hasErrorCode, errorCode } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
 import { forgetSocketScan } from '../child-stdio.js';
 import type { Metrics } from '../metrics.js';
@@ -646,7 +646,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         await (secured ?? secure(made));
       } catch (error) {
         // Someone changed the new node's ACL (or removed it) between the two requests: it is not ours.
-        if ((error as OrreryError).code === 'bad-version') await client.delete(rel(made)).catch(() => undefined);
+        if (hasErrorCode(error, 'bad-version')) await client.delete(rel(made)).catch(() => undefined);
         throw new OrreryError('no-auth', `ZooKeeper create ${path}: the node's ACL could not be set (${toError(error).message}); the node was removed`, { cause: error, details: { path } });
       }
       return rel(made);
@@ -685,7 +685,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         });
       } catch (error) {
         // A watch set by exists on a missing node stays set (it fires on creation).
-        if ((error as OrreryError).code === 'no-node') return null;
+        if (hasErrorCode(error, 'no-node')) return null;
         throw error;
       }
     },
@@ -730,7 +730,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         try {
           await client.create(current, null, 'persistent');
         } catch (error) {
-          if ((error as OrreryError).code !== 'node-exists') throw error;
+          if (!hasErrorCode(error, 'node-exists')) throw error;
         }
       }
     },
@@ -743,7 +743,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         try {
           children = await client.getChildren(path);
         } catch (error) {
-          if ((error as OrreryError).code === 'no-node') return;
+          if (hasErrorCode(error, 'no-node')) return;
           throw error;
         }
         for (const child of children) {
@@ -754,7 +754,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
           await client.delete(path);
           return;
         } catch (error) {
-          const code = (error as OrreryError).code;
+          const code = errorCode(error);
           if (code === 'no-node') return;
           if (code !== 'not-empty') throw error;
         }
