@@ -1,6 +1,6 @@
 // `npm run bench`: runs every benchmark once and prints Markdown tables for BENCHMARKS.md.
 import { cpus, totalmem } from 'node:os';
-import { runAllocatorBench } from './allocator-bench.js';
+import { runAllocatorBench, runMixedAllocatorBench } from './allocator-bench.js';
 import { runExecutorBench } from './executor-bench.js';
 import { runFailoverBench } from './failover-bench.js';
 
@@ -11,9 +11,13 @@ console.log(`Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 
 if (!only || only === 'allocator') {
   console.log('## Allocator: 1,000 jobs × 10 shards × 100 executors (times in ms: p50 (max) of 15 runs after 3 warm-up runs)\n');
   const rows = runAllocatorBench();
-  console.log('| strategy | full allocation | one join | one leave | moved on join | moved on leave | max/min load after join | after leave |');
-  console.log('|---|---|---|---|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.strategy} | ${r.fullMs} | ${r.joinMs} | ${r.leaveMs} | ${r.movedOnJoin} | ${r.movedOnLeave} | ${r.loadAfterJoin} | ${r.loadAfterLeave} |`);
+  console.log('| strategy | full allocation | one join | one leave | moved on join | moved on leave | max/min load after join | after leave | per-job spread full/join/leave |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.strategy} | ${r.fullMs} | ${r.joinMs} | ${r.leaveMs} | ${r.movedOnJoin} | ${r.movedOnLeave} | ${r.loadAfterJoin} | ${r.loadAfterLeave} | ${r.spread} |`);
+  console.log('\n### Mixed: 200 jobs of 1–60 shards, loadLevel 1–3, 20 executors\n');
+  console.log('| strategy | per-job spread full/join/leave | max − min load full/join/leave | moved on join | moved on leave |');
+  console.log('|---|---|---|---|---|');
+  for (const r of runMixedAllocatorBench()) console.log(`| ${r.strategy} | ${r.spread} | ${r.loadGap} | ${r.movedOnJoin} | ${r.movedOnLeave} |`);
   console.log('');
 }
 

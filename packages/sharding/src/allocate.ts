@@ -1,26 +1,33 @@
 /**
  * The allocator's core: `allocate(previous, cluster) → next`, a pure function (no I/O, no clock).
  *
- * Rules (Saturn's, kept and made precise):
+ * Rules (Saturn's job-average-first placement, kept and made precise):
  * - Each shard weighs its job's `loadLevel`; an executor's load is the sum of its shards' weights.
- * - **Sticky**: a shard stays where it is while its executor may still hold it (online, not drained,
- *   has the node handler, preferred when a preferred executor is online). Nothing else moves it,
- *   except rebalancing towards executors that joined (below).
- * - **Placement** of a shard that must move or is new: among the job's candidates, prefer those it
- *   fits on — without raising the heaviest load in the cluster, nor the gap to the least loaded
- *   candidate beyond the largest shard weight; among them, the least load **of this job**, then the
- *   least total load, then the name; where it fits nowhere, the least total load. (The "fits" rule is
- *   what isolates a job with a very high `loadLevel` on its own executor and keeps max − min load
- *   within the largest shard weight.)
- * - **Join**: an executor that was not a member last round (new, or undrained) pulls shards from the
- *   most loaded executors, one at a time, while a shard of weight w can move with w < (their load −
- *   its load) — so only enough shards move to rebalance, and never towards a leaver.
- * - **Leave / drain / lost handler / lost preference**: exactly the shards that can no longer stay move.
+ * - **Per job first**: a job's T shards spread over its m candidates — each holds ⌊T/m⌋ or ⌈T/m⌉,
+ *   so the numbers on any two candidates differ by at most one. This holds in every output.
+ * - **Total load second**: which candidates take the T mod m remainder shards is decided, heaviest
+ *   job first, by the least total load; forced placements (filling every candidate up to ⌊T/m⌋)
+ *   are made for all jobs before these choices.
+ * - **Sticky**: a shard stays where it is while its executor may still hold it (a candidate) and
+ *   the spread allows it: a remainder stays with the executors that already hold one more.
+ * - **Heavy job**: an enabled, non-localMode job with candidates whose loadLevel exceeds the sum of
+ *   the loadLevels of all other enabled jobs (so there is at most one). Executors holding its shards
+ *   take another job's remainder only when every candidate of that job without a heavy shard
+ *   already holds one (isolation wins over stickiness); rebalancing never moves shards onto them.
+ * - **Join**: an executor that was not a member last round (new, or undrained) gets its ⌊T/m⌋ of
+ *   each job, then pulls shards from the most loaded executors, one at a time, while a shard of
+ *   weight w can move with w < (their load − its load) and the source holds more of that job.
+ * - **Leave / drain / lost handler / lost preference**: the shards that can no longer stay move —
+ *   the spread never needs more. When these forced placements leave max − min total load above the
+ *   largest shard weight, one more shard per job at most may move (from a holder of one more to a
+ *   holder of one less, across a gap larger than that weight) to restore it.
  * - `preferList` restricts candidates to preferred executors while one is online; with
  *   `useDispreferList` shards fall back to the others and return when a preferred one comes back.
  * - `localMode`: exactly one shard per candidate executor (items numbered from 0, sticky per executor).
  * - Disabled jobs get no shards. Every shard of an enabled job is either assigned to exactly one
  *   candidate or reported unassigned with the reason.
+ * Not guaranteed: total balance after a leave when one extra move per job does not suffice (rare;
+ * the next join or a requested reshard restores it), nor with constraints (preferList, handlers).
  */
 import type { UnassignedReason } from '@orrery/core/schemas';
 import { candidatesFor, type ClusterExecutor, type ClusterJob } from './eligibility.js';
@@ -70,6 +77,10 @@ interface JobState {
   owner: Map<number, number>;
   /** Executor index → this job's load on it. */
   load: Float64Array;
+  /** Executor index → the number of this job's shards on it. */
+  count: Int32Array;
+  /** ⌊shards ÷ candidates⌋: what every candidate holds at least. */
+  floor: number;
 }
 
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -90,8 +101,11 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   const jobs = [...cluster.jobs].sort((a, b) => byName(a.name, b.name));
   const states = new Map<string, JobState>();
 
+  let placed = 0;
   const own = (s: JobState, item: number, e: number): void => {
+    placed += 1;
     s.owner.set(item, e);
+    s.count[e]! += 1;
     s.load[e]! += s.weight;
     load[e]! += s.weight;
     const mine = held[e]!;
@@ -101,9 +115,34 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   };
   const disown = (s: JobState, item: number, e: number): void => {
     s.owner.delete(item);
+    s.count[e]! -= 1;
     s.load[e]! -= s.weight;
     load[e]! -= s.weight;
     held[e]!.get(s.job.name)!.delete(item);
+  };
+
+  /** Sheds the job's highest items on `e` above `keep`. */
+  const shed = (s: JobState, e: number, keep: number): void => {
+    while (s.count[e]! > keep) {
+      let item = -1;
+      for (const i of held[e]!.get(s.job.name)!) if (i > item) item = i;
+      disown(s, item, e);
+    }
+  };
+  /** Gives missing items, ascending, round-robin to the candidates below their target (while any is missing). */
+  const fill = (s: JobState, target: Int32Array): void => {
+    const total = s.job.shardingTotalCount;
+    let item = 0;
+    for (let open = true; open;) {
+      open = false;
+      for (const e of s.candidates) {
+        if (s.count[e]! >= target[e]!) continue;
+        while (item < total && s.owner.has(item)) item += 1;
+        if (item >= total) return;
+        own(s, item, e);
+        open = true;
+      }
+    }
   };
 
   // Jobs with the same constraints share their candidates (most jobs have none).
@@ -125,7 +164,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   for (const job of jobs) {
     if (!job.enabled) continue;
     const c = candidatesOf(job);
-    const state: JobState = { job, weight: job.loadLevel, candidates: c.candidates, isCandidate: c.isCandidate, reason: c.reason, owner: new Map(), load: new Float64Array(n) };
+    const state: JobState = { job, weight: job.loadLevel, candidates: c.candidates, isCandidate: c.isCandidate, reason: c.reason, owner: new Map(), load: new Float64Array(n), count: new Int32Array(n), floor: 0 };
     states.set(job.name, state);
     const before = previous.jobs[job.name]?.items ?? {};
     for (const executor of Object.keys(before).sort(byName)) {
@@ -140,13 +179,40 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
     }
   }
 
-  // 2. Place what has no owner: heaviest jobs first (isolation), then by name and item.
-  let maxLoad = 0;
-  for (const e of traffic) maxLoad = Math.max(maxLoad, load[e]!);
-  let maxWeight = 1;
-  for (const st of states.values()) maxWeight = Math.max(maxWeight, st.weight);
+  // 2. Spread each job over its candidates (heaviest jobs first, then by name): every candidate gets
+  //    ⌊T/m⌋ shards and r = T mod m of them one more. The r slots go first to executors without a
+  //    heavy job's shard (isolation), then to those already holding that many (stickiness), then
+  //    to the least total load; excess shards are shed and every missing item goes to a candidate
+  //    below its target. A job whose shards already meet this is not touched.
+  const kept = placed;
+  let heavy: JobState | undefined;
+  {
+    let sum = 0;
+    for (const st of states.values()) sum += st.weight;
+    for (const st of states.values()) {
+      if (!st.job.localMode && st.candidates.length > 0 && st.weight > sum - st.weight) heavy = st;
+    }
+  }
   const unassigned = new Map<string, Array<{ item: number; reason: UnassignedReason }>>();
   const ordered = [...states.values()].sort((a, b) => b.weight - a.weight || byName(a.job.name, b.job.name));
+  const target = new Int32Array(n);
+  const chosen = new Uint8Array(n);
+  // 2a. First what leaves no choice, for every job: shed above ⌈T/m⌉, fill up to ⌊T/m⌋. The choices
+  //     of 2b (who takes a remainder) then see the loads these forced placements make.
+  for (const st of ordered) {
+    const m = st.candidates.length;
+    if (st.job.localMode || m === 0) continue;
+    const total = st.job.shardingTotalCount;
+    const floor = Math.floor(total / m);
+    const ceil = Math.ceil(total / m);
+    st.floor = floor;
+    if (st.owner.size === total && isSpread(st, floor, total - floor * m, undefined)) continue;
+    for (const e of st.candidates) {
+      target[e] = floor;
+      shed(st, e, ceil);
+    }
+    fill(st, target);
+  }
   for (const st of ordered) {
     if (st.job.localMode) {
       const withItem = new Set(st.owner.values());
@@ -155,54 +221,68 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
         if (withItem.has(e)) continue;
         while (st.owner.has(next)) next += 1;
         own(st, next, e);
-        maxLoad = Math.max(maxLoad, load[e]!);
       }
       continue;
     }
-    const missing: number[] = [];
-    for (let item = 0; item < st.job.shardingTotalCount; item += 1) if (!st.owner.has(item)) missing.push(item);
-    if (missing.length === 0) continue;
+    const total = st.job.shardingTotalCount;
     if (st.candidates.length === 0) {
-      unassigned.set(st.job.name, missing.map((item) => ({ item, reason: st.reason ?? 'no-eligible-executor' })));
+      if (total > 0) unassigned.set(st.job.name, Array.from({ length: total }, (_, item) => ({ item, reason: st.reason ?? 'no-eligible-executor' })));
       continue;
     }
-    for (const item of missing) {
-      let minLoad = Number.POSITIVE_INFINITY;
-      for (const e of st.candidates) if (load[e]! < minLoad) minLoad = load[e]!;
-      // It fits where it raises neither the heaviest load nor the gap to the lightest beyond one
-      // shard weight; there, least load of this job first. Where it fits nowhere: least total load.
-      // The smallest key (fits?, first, second, index) wins; scalars, not tuples: this loop is hot.
-      const ceiling = Math.min(maxLoad, minLoad + maxWeight);
+    const m = st.candidates.length;
+    const floor = Math.floor(total / m);
+    const extra = total - floor * m;
+    const isolate = heavy !== undefined && heavy !== st;
+    if (st.owner.size === total && isSpread(st, floor, extra, isolate ? heavy : undefined)) continue;
+    // Choose the r executors that get one more: a scan per slot (r·m), no sort.
+    chosen.fill(0);
+    for (let slot = 0; slot < extra; slot += 1) {
       let best = -1;
-      let k0 = 2;
+      let k0 = 0;
       let k1 = 0;
       let k2 = 0;
       for (const e of st.candidates) {
-        const total = load[e]!;
-        const jobLoad = st.load[e]!;
-        const fits = total + st.weight <= ceiling;
-        const a0 = fits ? 0 : 1;
-        const a1 = fits ? jobLoad : total;
-        const a2 = fits ? total : jobLoad;
-        if (a0 < k0 || (a0 === k0 && (a1 < k1 || (a1 === k1 && a2 < k2)))) {
+        if (chosen[e]) continue;
+        const a0 = isolate && heavy!.count[e]! > 0 ? 1 : 0;
+        const a1 = st.count[e]! > floor ? 0 : 1;
+        const a2 = load[e]! - st.load[e]!;
+        if (best < 0 || a0 < k0 || (a0 === k0 && (a1 < k1 || (a1 === k1 && a2 < k2)))) {
           best = e;
           k0 = a0;
           k1 = a1;
           k2 = a2;
         }
       }
-      own(st, item, best);
-      maxLoad = Math.max(maxLoad, load[best]!);
+      chosen[best] = 1;
     }
+    for (const e of st.candidates) {
+      target[e] = floor + chosen[e]!;
+      shed(st, e, target[e]!);
+    }
+    fill(st, target);
   }
+
+  const forced = placed > kept;
 
   // 3. Rebalance towards joiners (or everyone, on a requested reshard).
   const members = new Set(previous.members);
   const joiners = options.rebalance ? traffic : traffic.filter((e) => !members.has(names[e]!));
-  if (joiners.length > 0) rebalance(joiners, traffic, load, held, states, own, disown);
+  if (joiners.length > 0) rebalance(joiners, traffic, load, held, states, heavy, own, disown);
   if (options.rebalanceJobs && options.rebalanceJobs.length > 0) {
-    rebalance(traffic, traffic, load, held, states, own, disown, new Set(options.rebalanceJobs));
+    rebalance(traffic, traffic, load, held, states, heavy, own, disown, new Set(options.rebalanceJobs));
   }
+  // 3b. Repair total balance where forced placements (a leave, a drain, a config change) left max −
+  //     min load above the largest shard weight: moves between any executors that keep every job
+  //     spread, only across gaps larger than that weight, so it stops as soon as the bound holds.
+  let maxWeight = 0;
+  for (const st of states.values()) if (st.weight > maxWeight) maxWeight = st.weight;
+  let hi = Number.NEGATIVE_INFINITY;
+  let lo = Number.POSITIVE_INFINITY;
+  for (const e of traffic) {
+    if (load[e]! > hi) hi = load[e]!;
+    if (load[e]! < lo) lo = load[e]!;
+  }
+  if (forced && hi - lo > maxWeight) rebalance(traffic, traffic, load, held, states, heavy, own, disown, undefined, maxWeight, new Set());
 
   // 4. The output, in a canonical order (executor indexes ascend with names).
   const out: Allocation = { members: traffic.map((e) => names[e]!), jobs: {} };
@@ -231,17 +311,21 @@ function rebalance(
   load: Float64Array,
   held: Array<Map<string, Set<number>>>,
   states: Map<string, JobState>,
+  heavy: JobState | undefined,
   own: (s: JobState, item: number, e: number) => void,
   disown: (s: JobState, item: number, e: number) => void,
   onlyJobs?: ReadonlySet<string>,
-): void {
+  minGap = 1,
+  oncePerJob?: Set<string>,
+): number {
   // Each move strictly lowers the sum of squared loads, so this ends.
+  let moves = 0;
   for (;;) {
     let moved = false;
     const targets = [...joiners].sort((a, b) => load[a]! - load[b]! || a - b);
     for (const to of targets) {
       const toLoad = load[to]!;
-      const sources = traffic.filter((e) => e !== to && load[e]! - toLoad > 1).sort((a, b) => load[b]! - load[a]! || a - b);
+      const sources = traffic.filter((e) => e !== to && load[e]! - toLoad > minGap).sort((a, b) => load[b]! - load[a]! || a - b);
       for (const from of sources) {
         const gap = load[from]! - toLoad;
         let best: JobState | undefined;
@@ -250,9 +334,14 @@ function rebalance(
         let k1 = 0;
         let k2 = 0;
         for (const [jobName, items] of held[from]!) {
-          if (items.size === 0 || (onlyJobs && !onlyJobs.has(jobName))) continue;
+          if (items.size === 0 || (onlyJobs && !onlyJobs.has(jobName)) || oncePerJob?.has(jobName)) continue;
           const st = states.get(jobName)!;
           if (st.job.localMode || st.weight >= gap || !st.isCandidate[to]) continue;
+          // Only from a holder of one more than the target: the job stays spread. Isolation: never
+          // onto a heavy job's executor; the heavy job's own shards only onto an executor that
+          // holds no more than the floor of any other job.
+          if (st.count[from]! <= st.count[to]!) continue;
+          if (heavy && (st === heavy ? !canTakeHeavy(states, heavy, from, to) : heavy.count[to]! > 0)) continue;
           // Prefer a job the target has least of, the source most of, then the heaviest shard.
           const a0 = st.load[to]!;
           const a1 = -st.load[from]!;
@@ -270,12 +359,49 @@ function rebalance(
           for (const i of bestItems) if (i > item) item = i;
           disown(best, item, from);
           own(best, item, to);
+          oncePerJob?.add(best.job.name);
           moved = true;
+          moves += 1;
           break;
         }
       }
       if (moved) break;
     }
-    if (!moved) return;
+    if (!moved) return moves;
   }
+}
+
+/**
+ * True when the job's shards already sit spread over its candidates (each holds `floor` or
+ * `floor + 1`) and, with a heavy job, no executor holding a heavy shard has one more while another
+ * candidate without one has the floor.
+ */
+function isSpread(st: JobState, floor: number, extra: number, heavy: JobState | undefined): boolean {
+  let heavyHasExtra = false;
+  let lightAtFloor = false;
+  for (const e of st.candidates) {
+    const c = st.count[e]!;
+    if (c < floor || c > floor + (extra > 0 ? 1 : 0)) return false;
+    if (heavy && heavy.count[e]! > 0) {
+      if (c > floor) heavyHasExtra = true;
+    } else if (c === floor) lightAtFloor = true;
+  }
+  return !(heavyHasExtra && lightAtFloor);
+}
+
+/**
+ * True when a heavy shard may move from `from` to `to` and isolation still holds: `to` holds no more
+ * than the floor of any other job, and if `from` holds no heavy shard after, no job that `from` holds
+ * at its floor has one more on another heavy executor.
+ */
+function canTakeHeavy(states: Map<string, JobState>, heavy: JobState, from: number, to: number): boolean {
+  const freed = heavy.count[from] === 1;
+  for (const st of states.values()) {
+    if (st === heavy || st.job.localMode) continue;
+    if (st.count[to]! > st.floor) return false;
+    if (freed && st.isCandidate[from] && st.count[from] === st.floor) {
+      for (const e of st.candidates) if (e !== from && heavy.count[e]! > 0 && st.count[e]! > st.floor) return false;
+    }
+  }
+  return true;
 }
