@@ -21,6 +21,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
 import {
+  errorCode,
   ORRERY_VERSION,
   OrreryError,
   checkExecutorAssignment,
@@ -266,9 +267,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
         void runtime.close().then(() => runtime.whenIdle()).finally(() => retired.delete(runtime));
       }
     } catch (error) {
-      const code = (error as OrreryError).code;
+      const code = errorCode(error);
       if (code === 'bad-data') logger.error({ err: toError(error) }, 'the assignment summary is invalid; keeping the last one');
-      else if (!(error as OrreryError).retryable) emitter.emit('error', toError(error));
+      else if (!isRetryable(error)) emitter.emit('error', toError(error));
     }
   }
 
@@ -280,7 +281,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         void watchPresences();
       });
     } catch (error) {
-      if (!(error as OrreryError).retryable) emitter.emit('error', toError(error));
+      if (!isRetryable(error)) emitter.emit('error', toError(error));
     }
   }
 

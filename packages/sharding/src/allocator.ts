@@ -21,6 +21,8 @@
  */
 import { hostname } from 'node:os';
 import {
+  errorCode,
+  isRetryable,
   OrreryError,
   alarmKey,
   alarmPolicy,
@@ -271,7 +273,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       unassignedSince: new Map(),
     };
     const sharding = await readJson(zk, paths.namespaceSharding(namespace), checkShardingState).catch((error) => {
-      if ((error as OrreryError).code !== 'bad-data') throw error;
+      if (!hasErrorCode(error, 'bad-data')) throw error;
       logger.warn({ namespace, err: toError(error) }, 'the namespace sharding node is unreadable; starting from the job assignments alone');
       return undefined;
     });
@@ -291,7 +293,10 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       if (!checked.ok) {
         // Placed afresh, overwriting the node; its epoch goes on from the applied one, so that the
         // job leader takes the new assignment as newer than what it runs.
-        const applied = await readJson(zk, paths.jobApplied(namespace, job.name), checkApplied).catch(() => undefined);
+        const applied = await readJson(zk, paths.jobApplied(namespace, job.name), checkApplied).catch((error: unknown) => {
+          if (hasErrorCode(error, 'bad-data')) return undefined; // unreadable: the epoch starts from 0
+          throw error; // connection trouble: the round fails and is retried (an epoch from 0 could go backwards)
+        });
         logger.warn({ namespace, job: job.name, node: path, problem: checked.problem }, `a job assignment node is ${checked.problem}; placing the job afresh`);
         metrics.badNodes.inc();
         state.assignments.set(job.name, { epoch: applied?.value.epoch ?? 0, version: node.stat.version });
@@ -422,7 +427,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
             await zk.create(path, encodeJson(value));
             return 0;
           } catch (error) {
-            const code = (error as OrreryError).code;
+            const code = errorCode(error);
             if (code === 'no-node') {
               logger.info({ path }, 'not written: its parent node is gone (deleted meanwhile)');
               return undefined;
@@ -433,14 +438,17 @@ export function createAllocator(options: AllocatorOptions): Allocator {
           return (await zk.set(path, encodeJson(value), version)).version;
         }
       } catch (error) {
-        if ((error as OrreryError).code === 'no-node') {
+        if (hasErrorCode(error, 'no-node')) {
           version = undefined; // deleted: create it again, if its parent is still there
           continue;
         }
-        if ((error as OrreryError).code !== 'bad-version') throw error;
+        if (!hasErrorCode(error, 'bad-version')) throw error;
       }
       // Someone else wrote it: whose epoch is it?
-      const current = await zk.get(path).catch(() => undefined);
+      const current = await zk.get(path).catch((error: unknown) => {
+        if (hasErrorCode(error, 'no-node')) return undefined;
+        throw error;
+      });
       if (!current) {
         version = undefined;
         continue;
@@ -518,14 +526,23 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       await zk.mkdirp(paths.shardingRequests());
       children = await zk.getChildren(paths.shardingRequests(), () => void readRequests());
     } catch (error) {
-      if (!(error as OrreryError).retryable) logger.error({ err: toError(error) }, 'cannot read reshard requests');
+      if (!isRetryable(error)) logger.error({ err: toError(error) }, 'cannot read reshard requests');
       return;
     }
     if (!isLeaderNow()) return;
     for (const node of children) {
-      const read = await readJson(zk, `${paths.shardingRequests()}/${node}`, checkReshardRequest).catch(() => undefined);
+      let read;
+      try {
+        read = await readJson(zk, `${paths.shardingRequests()}/${node}`, checkReshardRequest);
+      } catch (error) {
+        // A request that cannot be read now is read again on the next pass; one that is not a
+        // request at all is removed (logged): it would be skipped for ever.
+        if (!hasErrorCode(error, 'bad-data')) return;
+        logger.warn({ node, err: toError(error) }, 'removing a reshard request that is not valid');
+        read = undefined;
+      }
       if (!read) {
-        await zk.delete(`${paths.shardingRequests()}/${node}`).catch(() => undefined);
+        await zk.delete(`${paths.shardingRequests()}/${node}`).catch(() => undefined); // gone already is fine
         continue;
       }
       const { namespace, job } = read.value;
