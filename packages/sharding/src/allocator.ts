@@ -56,10 +56,11 @@ import {
   type NamespaceInfo,
   type Subscribable,
   type TreeCache,
+  type ValidationIssue,
   type ZkClient,
 } from '@orrery/core';
 import { allocate, EMPTY_ALLOCATION, type Allocation, type Cluster } from './allocate.js';
-import type { ClusterExecutor, ClusterJob } from './eligibility.js';
+import { buildCluster, type ExecutorNodes, type JobNode } from './cluster.js';
 import { createAllocatorMetrics, type AllocatorMetrics } from './allocator-metrics.js';
 
 /** Events of an {@link Allocator} (for tests and metrics; logs are separate). */
@@ -210,48 +211,30 @@ export function createAllocator(options: AllocatorOptions): Allocator {
   }
 
   function clusterOf(namespace: string): Cluster {
-    const executors: ClusterExecutor[] = [];
-    for (const name of cache.children(paths.executors(namespace))) {
-      const presence = cache.get(paths.executorPresence(namespace, name));
-      if (!presence) continue;
-      if (presence.stat.ephemeralOwner === '0') {
-        // A presence is ephemeral, tied to its executor's session; a persistent one was written by
-        // hand (or restored from a backup): no executor stands behind it.
-        reportBadNode(presence, 'ignoring a presence node that is not ephemeral (written by hand?): no executor session holds it', { namespace, executor: name });
-        continue;
-      }
-      const info = inspectNode(presence.data, presence.path, checkExecutorInfo);
-      if (!info.ok) {
-        reportBadNode(presence, `ignoring an executor whose presence data is ${info.problem}`, { namespace, executor: name });
-        continue;
-      }
-      const metaNode = cache.get(paths.executorMeta(namespace, name));
-      const metaRead = metaNode && metaNode.data !== null ? inspectNode(metaNode.data, metaNode.path, checkExecutorMeta) : undefined;
-      if (metaNode && metaRead && !metaRead.ok) reportBadNode(metaNode, `executor meta data is ${metaRead.problem}; treating the executor as not drained`, { namespace, executor: name });
-      const meta = metaRead?.ok ? metaRead : undefined;
-      // A leaving executor (graceful shutdown) is drained: it loses its shards and gets none.
-      executors.push({ name, handlers: info.value.handlers, tags: info.value.tags, noTraffic: (meta?.ok ? meta.value.noTraffic : false) || info.value.leaving === true });
-    }
-    const jobs: ClusterJob[] = [];
-    for (const name of cache.children(paths.jobs(namespace))) {
-      const node = cache.get(paths.job(namespace, name));
-      if (!node) continue;
-      const config = inspectNode(node.data, node.path, checkJobConfig);
-      if (!config.ok) {
-        reportBadNode(node, `ignoring a job whose config is ${config.problem}`, { namespace, job: name });
-        continue;
-      }
-      if (config.value.name !== name) {
-        reportBadNode(node, `ignoring a job whose config names another job ('${config.value.name}')`, { namespace, job: name });
-        continue;
-      }
-      const c = config.value;
-      jobs.push({
-        name, enabled: c.enabled, type: c.type, handler: c.handler, shardingTotalCount: c.shardingTotalCount,
-        localMode: c.localMode, loadLevel: c.loadLevel, preferList: c.preferList, useDispreferList: c.useDispreferList,
-      });
-    }
-    return { executors, jobs };
+    // The same builder as the console's allocation preview (cluster.ts), fed from this cache.
+    const read = <T>(path: string, check: (input: unknown) => { ok: true; value: T } | { ok: false; issues: ValidationIssue[] }) => {
+      const node = cache.get(path);
+      return node ? { node, value: inspectNode(node.data, node.path, check) } : undefined;
+    };
+    const executors = cache.children(paths.executors(namespace)).map((name): ExecutorNodes => {
+      const presence = read(paths.executorPresence(namespace, name), checkExecutorInfo);
+      const meta = read(paths.executorMeta(namespace, name), checkExecutorMeta);
+      return {
+        name,
+        presence: presence && { ...presence.value, ephemeral: presence.node.stat.ephemeralOwner !== '0' },
+        meta: meta && meta.node.data !== null ? meta.value : undefined,
+      };
+    });
+    const jobs = cache.children(paths.jobs(namespace)).flatMap((name): JobNode[] => {
+      const config = read(paths.job(namespace, name), checkJobConfig);
+      return config ? [{ name, config: config.value }] : [];
+    });
+    return buildCluster(executors, jobs, (problem) => {
+      const path = problem.node === 'job' ? paths.job(namespace, problem.job)
+        : problem.node === 'meta' ? paths.executorMeta(namespace, problem.executor) : paths.executorPresence(namespace, problem.executor);
+      const node = cache.get(path);
+      if (node) reportBadNode(node, problem.message, problem.node === 'job' ? { namespace, job: problem.job } : { namespace, executor: problem.executor });
+    });
   }
 
   function safeDecode(data: Buffer | null, path: string): unknown {

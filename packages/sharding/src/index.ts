@@ -3,3 +3,4 @@ export * from './allocate.js';
 export * from './eligibility.js';
 export * from './allocator.js';
 export * from './config.js';
+export * from './cluster.js';
