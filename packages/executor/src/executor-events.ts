@@ -18,6 +18,10 @@ export interface ExecutorEvents {
   fenced: { reason: 'deadline' | 'session-lost'; runs: number };
   'applied:written': { job: string; epoch: number };
   'downstream:triggered': { job: string; fireTime: number; downstream: string[] };
+  /** Command nodes of a job not read before, listed and about to be read, in this order. */
+  'commands:listed': { job: string; names: string[] };
+  /** A command node that cannot be parsed: logged once, counted, skipped. */
+  'command:skipped': { job: string; name: string; reason: 'name' | 'json' | 'invalid' | 'unreadable'; problem: string };
   'alarm:sent': { job: string; kind: string };
   error: Error;
 }

@@ -29,6 +29,7 @@ export interface ExecutorMetrics {
   fenced: Counter<'reason'>;
   refused: Counter<'reason'>;
   shardsReset: Counter;
+  commandsSkipped: Counter<'reason'>;
 }
 
 export function createExecutorMetrics(m: Metrics): ExecutorMetrics {
@@ -44,5 +45,6 @@ export function createExecutorMetrics(m: Metrics): ExecutorMetrics {
     fenced: m.counter('orrery_executor_fenced_total', 'Self-fencing events (every run stopped), by reason', ['reason']),
     refused: m.counter('orrery_executor_assignments_refused_total', 'Assignments the job leader refused (an executor not online, invalid data), by reason', ['reason']),
     shardsReset: m.counter('orrery_executor_shard_nodes_reset_total', 'Shard nodes holding invalid data that the job leader reset to idle'),
+    commandsSkipped: m.counter('orrery_executor_commands_skipped_total', 'Command nodes skipped as unparsable (a name of no known form, not JSON, invalid, unreadable), by reason', ['reason']),
   };
 }

@@ -19,11 +19,14 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import {
+  COMMAND_NODE_PATTERN,
   OrreryError,
   checkApplied,
   checkAssignment,
+  checkCommandNode,
   claimShard,
   clipShardMessage,
+  commandName,
   completeShard,
   createLeaderLatch,
   markFailover,
@@ -33,6 +36,10 @@ import {
   encodeJson,
   ensureNode,
   hasErrorCode,
+  inspectNode,
+  isRetryable,
+  parseCommand,
+  parseCommandName,
   parseJobConfig,
   paths,
   readJson,
@@ -40,6 +47,7 @@ import {
   toError,
   type Applied,
   type Claim,
+  type CommandNode,
   type Emitter,
   type JobConfig,
   type LeaderLatch,
@@ -103,17 +111,14 @@ interface ActiveRun {
 
 type Trigger = RunRecord['trigger'];
 
-/** A command node's data. */
-interface Command {
-  /** `repair`: an owner found a shard node it cannot read; the job leader resets it. */
-  kind: 'run' | 'stop' | 'failover' | 'repair';
-  items?: number[];
-  param?: string;
-  fireTime?: number;
-  requestedAt: number;
-}
-
+/** The job leader deletes command nodes older than this (ms). */
 const COMMAND_MAX_AGE_MS = 60_000;
+/** Commands requested this long (ms) before the runtime started are history, not requests. */
+const COMMAND_HISTORY_SLACK_MS = 5000;
+/** A command pass that could not read a command (connection loss) runs again this long (ms) after, once connected. */
+const COMMAND_RETRY_MS = 500;
+/** Why a command node was skipped (the `reason` label of `orrery_executor_commands_skipped_total`). */
+type CommandSkipReason = 'name' | 'json' | 'invalid' | 'unreadable';
 
 export interface JobRuntime {
   readonly job: string;
@@ -197,27 +202,97 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
   };
 
-  const watchCommands = async (): Promise<void> => {
+  // Command passes run one at a time: two passes never read (and act on) the same node at once.
+  const commandPass = createSerialTask(() => readCommands(), () => !closed);
+  let commandRetry: NodeJS.Timeout | undefined;
+  const watchCommands = (): void => {
+    if (!closed) commandPass.trigger();
+  };
+
+  /**
+   * One pass over the job's commands: lists them (setting the watch again) and reads, in name order,
+   * each one not read before. A command is marked seen only once it was read: a read that fails with
+   * a retryable error (connection loss) leaves it and the rest unseen, and another pass runs once
+   * connected — a broken link never loses a command. A node that cannot be parsed (not JSON, not a
+   * command, a name of no known form) is logged once, counted and skipped.
+   */
+  async function readCommands(): Promise<void> {
     if (closed) return;
+    let retry = false;
     try {
       // Never `mkdirp`: a job someone deleted must stay deleted (see ensureNode).
       if (!(await ensureNode(zk, paths.jobCommands(namespace, job)))) return;
-      const names = await zk.getChildren(paths.jobCommands(namespace, job), () => void watchCommands());
-      for (const name of names) {
-        if (seenCommands.has(name)) continue;
+      const names = (await zk.getChildren(paths.jobCommands(namespace, job), () => watchCommands())).sort();
+      // A name no longer listed was deleted (pruned): forget it, so the set stays small.
+      const listed = new Set(names);
+      for (const name of seenCommands) if (!listed.has(name)) seenCommands.delete(name);
+      const unseen = names.filter((name) => !seenCommands.has(name));
+      if (unseen.length > 0) emitter.emit('commands:listed', { job, names: unseen });
+      for (const name of unseen) {
+        if (closed) return;
+        const read = await readCommand(name);
+        if (read === 'retry') {
+          retry = true;
+          break;
+        }
         seenCommands.add(name);
-        const read = await readJson<Command>(zk, `${paths.jobCommands(namespace, job)}/${name}`).catch(() => undefined);
-        if (!read) continue;
-        const command = read.value;
-        // Commands from before this runtime started, by more than a moment, are history.
-        if (typeof command.requestedAt !== 'number' || command.requestedAt < startedAt - 5000) continue;
-        onCommand(name, command);
+        if (read) onCommand(name, read);
       }
       if (latch.isLeader) pruneCommands(names);
     } catch (error) {
-      if (!(error as OrreryError).retryable) emitter.emit('error', toError(error));
+      if (isRetryable(error)) retry = true;
+      else emitter.emit('error', toError(error));
     }
-  };
+    if (retry) retryCommandsLater();
+  }
+
+  /**
+   * Reads one command node: the parsed node; `undefined` when there is nothing to do (deleted
+   * meanwhile, from before this runtime started, or skipped as unparsable); `'retry'` when the read
+   * failed with an error a later read may not have.
+   */
+  async function readCommand(name: string): Promise<CommandNode | undefined | 'retry'> {
+    // Only a name of a known form is read: any other is no request of ours.
+    if (!parseCommandName(name)) return skipCommand(name, 'name', 'the name is of no known form (cmd-<seq>, downstream-<job>-<fireTime>, failover-<item>-<fireTime>, repair-<item>)');
+    const path = paths.jobCommand(namespace, job, name);
+    let data: Buffer | null;
+    try {
+      ({ data } = await zk.get(path));
+    } catch (error) {
+      if (hasErrorCode(error, 'no-node')) return undefined;
+      if (isRetryable(error)) {
+        logger.warn({ err: toError(error), node: path }, 'could not read a command; it is read again once connected');
+        return 'retry';
+      }
+      return skipCommand(name, 'unreadable', toError(error).message);
+    }
+    const checked = inspectNode(data, path, (input) => checkCommandNode(name, input));
+    if (!checked.ok) return skipCommand(name, checked.issues[0]?.rule === 'json' ? 'json' : 'invalid', checked.problem);
+    // Commands from before this runtime started, by more than a moment, are history.
+    if (checked.value.command.requestedAt < startedAt - COMMAND_HISTORY_SLACK_MS) return undefined;
+    return checked.value;
+  }
+
+  /** Logs (once: the node is then seen), counts and reports a command node that cannot be parsed. */
+  function skipCommand(name: string, reason: CommandSkipReason, problem: string): undefined {
+    const node = COMMAND_NODE_PATTERN.test(name) ? paths.jobCommand(namespace, job, name) : paths.jobCommands(namespace, job);
+    logger.warn({ node, name, reason, problem }, 'command skipped: it cannot be parsed');
+    metrics.commandsSkipped.inc({ reason });
+    emitter.emit('command:skipped', { job, name, reason, problem });
+    return undefined;
+  }
+
+  /** One more command pass once connected (at most one waits at a time). */
+  function retryCommandsLater(): void {
+    if (closed || commandRetry) return;
+    commandRetry = setTimeout(() => {
+      void untilConnected().then(() => {
+        commandRetry = undefined;
+        watchCommands();
+      });
+    }, COMMAND_RETRY_MS);
+    commandRetry.unref();
+  }
 
   // ---- state changes ------------------------------------------------------------------------
 
@@ -498,11 +573,12 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
    * executor to be able to start runs again. Resolves whether it may run now.
    */
   async function waitUntilStartable(c: JobConfig, fireTime: number, trigger: Trigger): Promise<boolean> {
-    if (trigger !== 'cron' && trigger !== 'misfire' && trigger !== 'failover') return false;
+    if (trigger === 'retry') return false;
     // As late as the misfire policy lets a fire run (a fire under 1 s late is on time for either);
     // a failover re-run is late by nature, and waits up to a minute (its mark stays meanwhile, and
-    // the item's next fire tries again).
-    const deadline = trigger === 'failover'
+    // the item's next fire tries again); so does a command's run (run-now, downstream): a run someone
+    // asked for is not dropped because the link was down when its command was read.
+    const deadline = trigger === 'failover' || trigger === 'run-now' || trigger === 'downstream'
       ? Date.now() + 60_000
       : fireTime + (c.misfire.policy === 'fire-once' ? Math.max(c.misfire.thresholdSeconds * 1000, ON_TIME_TOLERANCE_MS) : ON_TIME_TOLERANCE_MS);
     while (!closed && !stopped && Date.now() < deadline) {
@@ -705,7 +781,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     emitter.emit('failover:marked', { job, item, fireTime: state.fireTime, executor: state.executor, runId: state.runId });
     ctx.eventAlarm?.('failover', job, { item, fireTime: new Date(state.fireTime).toISOString(), crashedExecutor: state.executor, crashedRunId: state.runId });
     try {
-      await zk.create(`${paths.jobCommands(namespace, job)}/failover-${item}-${state.fireTime}`, encodeJson({ kind: 'failover', items: [item], fireTime: state.fireTime, requestedAt: Date.now() }));
+      const command = parseCommand({ kind: 'failover', items: [item], fireTime: state.fireTime, requestedAt: Date.now() });
+      await zk.create(paths.jobCommand(namespace, job, commandName.failover(item, state.fireTime)), encodeJson(command));
     } catch (error) {
       if ((error as OrreryError).code !== 'node-exists') throw error;
     }
@@ -738,13 +815,13 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       const triggered: string[] = [];
       for (const d of c.downstream) {
         // A name made of this job and fire time: whoever sees the fire complete creates it, once.
-        const path = `${paths.jobCommands(namespace, d)}/downstream-${job}-${fireTime}`;
+        const path = paths.jobCommand(namespace, d, commandName.downstream(job, fireTime));
         try {
           if (!(await ensureNode(zk, paths.jobCommands(namespace, d)))) {
             logger.warn({ fireTime, downstream: d }, 'downstream job does not exist; not triggered');
             continue;
           }
-          await zk.create(path, encodeJson({ kind: 'run', fireTime, requestedAt: Date.now(), triggeredBy: job }));
+          await zk.create(path, encodeJson(parseCommand({ kind: 'run', fireTime, requestedAt: Date.now(), triggeredBy: job })));
           triggered.push(d);
         } catch (error) {
           if ((error as OrreryError).code !== 'node-exists') throw error;
@@ -768,13 +845,14 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       return;
     }
     try {
-      await zk.create(`${paths.jobCommands(namespace, job)}/repair-${item}`, encodeJson({ kind: 'repair', items: [item], requestedAt: Date.now() }));
+      const command = parseCommand({ kind: 'repair', items: [item], requestedAt: Date.now() });
+      await zk.create(paths.jobCommand(namespace, job, commandName.repair(item)), encodeJson(command));
     } catch (error) {
       if (!hasErrorCode(error, 'node-exists', 'no-node')) logger.warn({ err: toError(error), item }, 'could not ask the job leader to reset a shard node');
     }
   }
 
-  function onCommand(name: string, command: Command): void {
+  function onCommand(name: string, { name: parts, command }: CommandNode): void {
     if (command.kind === 'repair') {
       leaderCheck();
       return;
@@ -798,15 +876,17 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       logger.warn({ command: name }, 'run command for a disabled job ignored');
       return;
     }
-    const trigger: Trigger = name.startsWith('downstream-') ? 'downstream' : 'run-now';
-    const fireTime = typeof command.fireTime === 'number' ? command.fireTime : command.requestedAt;
+    const trigger: Trigger = parts.form === 'downstream' ? 'downstream' : 'run-now';
+    const fireTime = command.fireTime ?? command.requestedAt;
     logger.info({ command: name, items, trigger }, 'run command');
     for (const item of items) void runShard(item, fireTime, trigger, 1, command.param);
   }
 
   function pruneCommands(names: string[]): void {
     for (const name of names) {
-      const path = `${paths.jobCommands(namespace, job)}/${name}`;
+      // A name ZooKeeper lists but no path can hold is not Orrery's to delete.
+      if (!COMMAND_NODE_PATTERN.test(name)) continue;
+      const path = paths.jobCommand(namespace, job, name);
       void zk.exists(path).then((stat) => {
         if (stat && Date.now() - stat.ctime > COMMAND_MAX_AGE_MS) return zk.delete(path, stat.version);
         return undefined;
@@ -1026,6 +1106,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       }
       closed = true;
       stopTimer();
+      if (commandRetry) clearTimeout(commandRetry);
       withdrawPending(() => true);
       ctx.nodeDemand?.(job, 0);
       for (const off of offs.splice(0)) off();

@@ -9,6 +9,7 @@ import {
   diffJobConfig,
   encodeJson,
   jobSetIssues,
+  parseCommand,
   parseJobConfig,
   paths,
   readJson,
@@ -21,6 +22,9 @@ import {
   validationError,
   assertJobName,
   checkAssignment,
+  commandName,
+  ensureNode,
+  type Command,
   type JobConfig,
   type ValidationIssue,
   type ZkClient,
@@ -383,6 +387,8 @@ export interface JobCommandOptions {
   items?: number[];
   /** Run-now only: overrides the job parameter for these runs. */
   param?: string;
+  /** Who asks (a user or token name), kept in the command for the audit. */
+  requestedBy?: string;
 }
 
 /**
@@ -395,6 +401,7 @@ export async function runJobNow(zk: ZkClient, namespace: string, name: string, o
   const c = stored.config;
   if (!c.enabled) throw new OrreryError('conflict', `job '${name}' is disabled; enable it first (orrery -n ${namespace} enable ${name})`);
   const items = checkItems(options.items, c);
+  const command = parseCommand({ kind: 'run', ...(items ? { items } : {}), ...(options.param !== undefined ? { param: options.param } : {}), ...requester(options), requestedAt: Date.now() });
   const assignment = await readJson(zk, paths.jobAssignment(namespace, name), checkAssignment);
   const owners = Object.entries(assignment?.value.items ?? {}).filter(([, list]) => !items || list.some((i) => items.includes(i))).map(([e]) => e);
   const online: string[] = [];
@@ -403,7 +410,7 @@ export async function runJobNow(zk: ZkClient, namespace: string, name: string, o
     const unassigned = assignment?.value.unassigned.map((u) => `${u.item} (${u.reason})`).join(', ');
     throw new OrreryError('conflict', `job '${name}' has no online executor to run it${unassigned ? `: unassigned ${unassigned}` : ''}`, { details: { job: name } });
   }
-  await createCommand(zk, namespace, name, { kind: 'run', ...(items ? { items } : {}), ...(options.param !== undefined ? { param: options.param } : {}), requestedAt: Date.now() });
+  await createCommand(zk, namespace, name, command);
   return { executors: online };
 }
 
@@ -412,7 +419,7 @@ export async function stopJob(zk: ZkClient, namespace: string, name: string, opt
   const stored = await readJob(zk, namespace, name);
   if (!stored) throw notFound(namespace, name);
   const items = checkItems(options.items, stored.config);
-  await createCommand(zk, namespace, name, { kind: 'stop', ...(items ? { items } : {}), requestedAt: Date.now() });
+  await createCommand(zk, namespace, name, parseCommand({ kind: 'stop', ...(items ? { items } : {}), ...requester(options), requestedAt: Date.now() }));
 }
 
 function checkItems(items: number[] | undefined, c: JobConfig): number[] | undefined {
@@ -424,7 +431,11 @@ function checkItems(items: number[] | undefined, c: JobConfig): number[] | undef
   return items;
 }
 
-async function createCommand(zk: ZkClient, namespace: string, name: string, command: Record<string, unknown>): Promise<void> {
-  await zk.mkdirp(paths.jobCommands(namespace, name));
-  await zk.create(`${paths.jobCommands(namespace, name)}/cmd-`, encodeJson(command), 'persistent-sequential');
+const requester = (options: JobCommandOptions): { requestedBy?: string } => (options.requestedBy !== undefined ? { requestedBy: options.requestedBy } : {});
+
+/** Writes a command (checked by `parseCommand`: the one schema every writer uses) as a new persistent-sequential `cmd-<seq>` node of the job. */
+async function createCommand(zk: ZkClient, namespace: string, name: string, command: Command): Promise<void> {
+  // Not mkdirp: a job deleted since it was read must not come back as an empty node.
+  if (!(await ensureNode(zk, paths.jobCommands(namespace, name)))) throw notFound(namespace, name);
+  await zk.create(paths.jobCommand(namespace, name, commandName.sequential()), encodeJson(command), 'persistent-sequential');
 }
