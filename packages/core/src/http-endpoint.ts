@@ -93,6 +93,12 @@ export interface HttpEndpointOptions {
    * instead of the bare object. Default false.
    */
   wrapErrors?: boolean;
+  /**
+   * Trust `X-Forwarded-For` / `-Proto` / `-Host` from a proxy in front (Fastify's `trustProxy`):
+   * `request.ip` is then the client's address and `request.protocol` what it used. Default false
+   * (a client could otherwise claim any address).
+   */
+  trustProxy?: boolean;
 }
 
 /** A running endpoint. */
@@ -224,6 +230,7 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
     bodyLimit: HTTP_BODY_LIMIT,
     requestTimeout: HTTP_REQUEST_TIMEOUT_MS,
     forceCloseConnections: true,
+    trustProxy: options.trustProxy === true,
     routerOptions: { maxParamLength: HTTP_MAX_PARAM_LENGTH },
     // Node would answer a missing Host with a bare 400 of its own; the hook below answers it in JSON.
     http: { requireHostHeader: false, maxHeaderSize: HTTP_MAX_HEADER_BYTES },

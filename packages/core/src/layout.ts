@@ -23,6 +23,17 @@ function segment(kind: string, value: string, pattern: RegExp): string {
 const ns = (name: string): string => segment('namespace', name, NODE_NAME_PATTERN);
 const job = (name: string): string => segment('job', name, JOB_NAME_PATTERN);
 const ex = (name: string): string => segment('executor', name, NODE_NAME_PATTERN);
+/** Console user names: letters, digits, `_`, `-`, `.`, 1–64, not `.`/`..`. */
+export const USER_NAME_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,64}$/;
+/** Console API token ids: 16 lowercase hex digits. */
+export const TOKEN_ID_PATTERN = /^[0-9a-f]{16}$/;
+/** The prefix of an audit entry's name (persistent-sequential: ZooKeeper appends 10 digits). */
+export const AUDIT_ENTRY_PREFIX = 'entry-';
+/** An audit entry's node name as listed: the prefix and its 10-digit sequence. */
+export const AUDIT_ENTRY_NAME_PATTERN = /^entry-(\d{10})$/;
+const user = (name: string): string => segment('user', name, USER_NAME_PATTERN);
+const tokenId = (id: string): string => segment('token', id, TOKEN_ID_PATTERN);
+const auditEntry = (name: string): string => segment('audit entry', name, AUDIT_ENTRY_NAME_PATTERN);
 const item = (n: number): string => {
   if (!Number.isInteger(n) || n < 0) throw new OrreryError('validation', `shard item '${n}' must be an integer ≥ 0`);
   return String(n);
@@ -140,6 +151,20 @@ export const paths = {
   /** Persistent-sequential reshard requests (children name the namespace and job). */
   shardingRequests: () => '/sharding/requests',
   console: () => '/console',
+  /** Children: one per console user. */
+  consoleUsers: () => '/console/users',
+  /** Data: the user's record JSON {passwordHash, admin, roles, sessionEpoch, createdAt, updatedAt}. */
+  consoleUser: (name: string) => `/console/users/${user(name)}`,
+  /** Children: one per API token, named by its id. */
+  consoleTokens: () => '/console/tokens',
+  /** Data: the token's record JSON {user, userCreatedAt, name, hash (sha256), createdAt, expiresAt}. */
+  consoleToken: (id: string) => `/console/tokens/${tokenId(id)}`,
+  /** Data: `{key, createdAt}` — the HMAC key of session cookies, created once by the first console. */
+  consoleSecret: () => '/console/secret',
+  /** Children: the audit log's persistent-sequential entries (`entry-<seq>`), the oldest pruned. */
+  consoleAudit: () => '/console/audit',
+  /** An audit entry as listed; with no name, the prefix for a persistent-sequential create. */
+  consoleAuditEntry: (name?: string) => `/console/audit/${name === undefined ? AUDIT_ENTRY_PREFIX : auditEntry(name)}`,
 } as const;
 
 /** What a path is, as parsed by {@link matchPath}. */

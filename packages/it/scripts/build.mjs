@@ -15,7 +15,7 @@ const PACKAGES = ['core', 'sharding', 'executor', 'console', 'console-ui', 'it']
 const TARGETS = [
   { pkg: 'executor', entries: { main: 'src/main.ts', 'node-worker': 'src/node-worker.ts', 'job-discovery': 'src/job-discovery.ts' }, copy: ['src/fence-guard.mjs'] },
   { pkg: 'sharding', entries: { main: 'src/main.ts' }, copy: [] },
-  { pkg: 'console', entries: { cli: 'src/cli/main.ts' }, copy: [] },
+  { pkg: 'console', entries: { cli: 'src/cli/main.ts', server: 'src/server/main.ts' }, copy: [] },
 ];
 
 /** Every third-party dependency of the workspace: left to node_modules. */

@@ -9,6 +9,7 @@ import { OrreryError, stdioWithoutSockets } from '@orrery/core';
 const BINS = {
   'orrery-sharding': fileURLToPath(new URL('../../sharding/bin/orrery-sharding.js', import.meta.url)),
   orrery: fileURLToPath(new URL('../../console/bin/orrery.js', import.meta.url)),
+  'orrery-console': fileURLToPath(new URL('../../console/bin/orrery-console.js', import.meta.url)),
   'orrery-executor': fileURLToPath(new URL('../../executor/bin/orrery-executor.js', import.meta.url)),
 } as const;
 

@@ -45,6 +45,8 @@ export interface ConsoleAppOptions {
   routes: readonly ConsoleRoutes[];
   /** The health answer (default: ZooKeeper connected and the cache loaded). */
   health?: () => { ok: boolean } & Record<string, unknown>;
+  /** Trust a proxy's X-Forwarded-For/-Proto (`--trust-proxy`): the audit's address is the client's. Default false. */
+  trustProxy?: boolean;
 }
 
 /** The caller's namespace, when the route names one (`:namespace`). */
@@ -61,6 +63,7 @@ export function createConsoleApp(ctx: ConsoleContext, options: ConsoleAppOptions
     health,
     logger: ctx.logger,
     wrapErrors: true,
+    trustProxy: options.trustProxy === true,
     routes: async (app) => {
       await app.register(helmet, {
         // The UI and the API docs load their own scripts and styles only.

@@ -21,6 +21,8 @@ export interface ConsoleConfig {
   clusterToken: string | undefined;
   /** How long a login lasts, in ms. Default 12 hours. */
   sessionTtlMs: number;
+  /** Trust a proxy's X-Forwarded-For/-Proto (`--trust-proxy`): the audit records the client's address. Default false. */
+  trustProxy: boolean;
   logLevel: string;
 }
 
@@ -30,7 +32,7 @@ export const DEFAULT_CONSOLE_PORT = 8080;
 export const DEFAULT_SESSION_HOURS = 12;
 
 export const CONSOLE_USAGE = `Usage: orrery-console [--zk HOST:PORT[,…]] [--root PATH] [--zk-auth-file FILE] [--port N] [--host H]
-                      [--session-hours N] [--log-level L]
+                      [--session-hours N] [--trust-proxy] [--log-level L]
 
 Serves Orrery's console: the REST API (/api/v1, OpenAPI at /api/v1/openapi.json, docs at /docs)
 and the web UI. Keeps no state of its own: run several behind a load balancer.
@@ -40,6 +42,8 @@ and the web UI. Keeps no state of its own: run several behind a load balancer.
   --port            HTTP port (default: env ORRERY_CONSOLE_PORT, else ${DEFAULT_CONSOLE_PORT}; 0: any free port)
   --host            bind address (default 127.0.0.1; 0.0.0.0 for every interface)
   --session-hours   how long a login lasts (default ${DEFAULT_SESSION_HOURS})
+  --trust-proxy     behind a reverse proxy: take the client's address and scheme from its
+                    X-Forwarded-For / X-Forwarded-Proto (only if every request comes through it)
   --log-level       trace|debug|info|warn|error (default info)
 Environment: ORRERY_ADMIN_PASSWORD (the first admin's password; else one is generated and printed
 once), ORRERY_CLUSTER_TOKEN (to read run history and logs from the executors).
@@ -54,7 +58,7 @@ export function parseConsoleConfig(argv: readonly string[], env: Readonly<Record
       strict: true,
       options: {
         zk: { type: 'string' }, root: { type: 'string' }, 'zk-auth-file': { type: 'string' }, port: { type: 'string' }, host: { type: 'string' },
-        'session-hours': { type: 'string' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
+        'session-hours': { type: 'string' }, 'trust-proxy': { type: 'boolean' }, 'log-level': { type: 'string' }, help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (error) {
@@ -99,6 +103,7 @@ export function parseConsoleConfig(argv: readonly string[], env: Readonly<Record
     adminPassword,
     clusterToken: env.ORRERY_CLUSTER_TOKEN || undefined,
     sessionTtlMs: sessionHours * 3_600_000,
+    trustProxy: values['trust-proxy'] === true,
     logLevel,
   });
 }

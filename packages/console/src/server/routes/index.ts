@@ -1,7 +1,15 @@
 /** Every resource's routes, in the order they are registered under `/api/v1`. */
 import type { ConsoleRoutes } from '../app.js';
 import { namespaceRoutes } from './namespaces.js';
+import { authRoutes } from './auth.js';
+import { userRoutes } from './users.js';
+import { tokenRoutes } from './tokens.js';
+import { auditRoutes } from './audit.js';
 
 export const ALL_ROUTES: readonly ConsoleRoutes[] = [
   namespaceRoutes,
+  authRoutes,
+  userRoutes,
+  tokenRoutes,
+  auditRoutes,
 ];

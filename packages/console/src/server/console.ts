@@ -1,0 +1,122 @@
+/**
+ * The console process's parts put together: the ZooKeeper client (with digest auth when
+ * configured), the session secret and the first admin (each created once, whatever number of
+ * consoles start together), the watch-fed cache, and the app listening.
+ *
+ * `createConsole(options)` returns a handle: `start()` once, `close()` any number of times (it
+ * stops listening, then the cache, then the ZooKeeper session).
+ */
+import type { AddressInfo } from 'node:net';
+import { createMetrics, createZkClient, toError, type HttpApp, type Logger, type Metrics, type ZkClient } from '@orrery/core';
+import { createConsoleApp, type ConsoleRoutes } from './app.js';
+import { createAuditor } from './auditor.js';
+import { createAuthenticator } from './auth.js';
+import type { ConsoleConfig } from './config.js';
+import { createConsoleCache, type ConsoleCache } from './console-cache.js';
+import type { ConsoleContext } from './context.js';
+import { ALL_ROUTES } from './routes/index.js';
+import { ensureSessionSecret } from '../store/tokens.js';
+import { ensureFirstAdmin } from '../store/users.js';
+
+/** How long `start()` waits for a first ZooKeeper session, in ms. */
+export const CONSOLE_CONNECT_TIMEOUT_MS = 60_000;
+
+/** Options of {@link createConsole}. */
+export interface ConsoleOptions {
+  config: ConsoleConfig;
+  logger: Logger;
+  /** Default: a registry of its own. */
+  metrics?: Metrics;
+  /** The API's resources. Default: every one (routes/index.ts). */
+  routes?: readonly ConsoleRoutes[];
+  /**
+   * Where the generated first admin password goes, once (never the log). Default: a line on stdout.
+   */
+  printSecret?: (line: string) => void;
+  /** The clock (epoch ms). Default `Date.now`. */
+  now?: () => number;
+}
+
+/** A running (or stopped) console. */
+export interface ConsoleHandle {
+  /** The URL it serves, once started. */
+  readonly url: string | undefined;
+  readonly port: number | undefined;
+  /** Connects, creates the secret and first admin if missing, loads the cache, listens. */
+  start(): Promise<void>;
+  /** Stops serving and closes the ZooKeeper session. Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Creates a console; call `start()`. */
+export function createConsole(options: ConsoleOptions): ConsoleHandle {
+  const { config, logger } = options;
+  const now = options.now ?? Date.now;
+  const metrics = options.metrics ?? createMetrics();
+  const printSecret = options.printSecret ?? ((line: string) => void process.stdout.write(`${line}\n`));
+  let zk: ZkClient | undefined;
+  let cache: ConsoleCache | undefined;
+  let app: HttpApp | undefined;
+  let url: string | undefined;
+  let port: number | undefined;
+  let closing: Promise<void> | undefined;
+
+  const handle: ConsoleHandle = {
+    get url() {
+      return url;
+    },
+    get port() {
+      return port;
+    },
+    async start() {
+      if (zk) throw new Error('the console was started already');
+      zk = createZkClient({ connect: config.zk, root: config.root, connectTimeoutMs: CONSOLE_CONNECT_TIMEOUT_MS, metrics, ...(config.zkAuth ? { auth: config.zkAuth } : {}) });
+      zk.on('state', (s) => logger.info({ state: s.state, sessionId: s.sessionId, newSession: s.newSession }, 'zookeeper connection state'));
+      await zk.start();
+      await ensureSessionSecret(zk, now());
+      const firstAdmin = await ensureFirstAdmin(zk, { ...(config.adminPassword !== undefined ? { password: config.adminPassword } : {}), now: now() });
+      if (firstAdmin.created) {
+        logger.info({ user: firstAdmin.user, passwordFrom: firstAdmin.generatedPassword === undefined ? 'ORRERY_ADMIN_PASSWORD' : 'generated (printed once on stdout)' }, 'first admin created');
+        if (firstAdmin.generatedPassword !== undefined) {
+          printSecret(`orrery-console: created the first admin '${firstAdmin.user}' with the password ${firstAdmin.generatedPassword} (shown this once; change it after signing in)`);
+        }
+      }
+      cache = createConsoleCache(zk);
+      cache.on('error', (error) => logger.warn({ err: toError(error) }, 'console cache error'));
+      await cache.start();
+      const ctx: ConsoleContext = {
+        zk,
+        cache,
+        logger,
+        metrics,
+        auth: createAuthenticator({ cache, now }),
+        audit: createAuditor({ zk, cache, logger, now }),
+        clusterToken: config.clusterToken,
+        sessionTtlMs: config.sessionTtlMs,
+        now,
+      };
+      app = createConsoleApp(ctx, { routes: options.routes ?? ALL_ROUTES, trustProxy: config.trustProxy });
+      await app.listen({ port: config.port, host: config.host });
+      port = (app.server.address() as AddressInfo).port;
+      url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+      logger.info({ url, zk: config.zk, root: config.root, trustProxy: config.trustProxy }, 'console started');
+    },
+    close() {
+      closing ??= (async () => {
+        // Each step runs even if one before failed: nothing is left open.
+        const steps: Array<() => Promise<void> | undefined> = [() => app?.close(), () => cache?.close(), () => zk?.close()];
+        for (const step of steps) {
+          try {
+            await step();
+          } catch (error) {
+            logger.warn({ err: toError(error) }, 'console close step failed');
+          }
+        }
+      })();
+      return closing;
+    },
+    [Symbol.asyncDispose]: () => handle.close(),
+  };
+  return handle;
+}

@@ -1,0 +1,53 @@
+/**
+ * The `orrery-console` process: the only place that reads process.env and handles signals.
+ * SIGINT/SIGTERM close it gracefully (a second one exits at once); started with an IPC channel
+ * (tests, `npm start`), it stops when that parent goes.
+ */
+import { createLogger, toError } from '@orrery/core';
+import { CONSOLE_USAGE, parseConsoleConfig } from './config.js';
+import { createConsole } from './console.js';
+
+export async function main(argv: readonly string[]): Promise<number> {
+  let config;
+  try {
+    config = parseConsoleConfig(argv, process.env);
+  } catch (error) {
+    const message = toError(error).message;
+    if (message === 'help') {
+      process.stdout.write(CONSOLE_USAGE);
+      return 0;
+    }
+    process.stderr.write(`orrery-console: ${message}\n\n${CONSOLE_USAGE}`);
+    return 2;
+  }
+  const logger = createLogger({ name: 'orrery-console', level: config.logLevel });
+  const console = createConsole({ config, logger });
+
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: string): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info({ signal }, 'stopping');
+      await console.close();
+    })();
+    return stopping;
+  };
+  const exited = new Promise<number>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.on(signal, () => {
+        if (stopping) process.exit(1); // a second signal: at once
+        void stop(signal).then(() => resolve(0));
+      });
+    }
+    if (process.channel) process.once('disconnect', () => void stop('parent-gone').then(() => resolve(0)));
+  });
+
+  try {
+    logger.info({ zk: config.zk, root: config.root }, 'starting');
+    await console.start();
+  } catch (error) {
+    logger.fatal({ err: toError(error) }, 'could not start');
+    await stop('startup-failure');
+    return 1;
+  }
+  return exited;
+}
