@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   'too-many-requests': true,
   'usage': false,
   'timeout': true,
+  'unavailable': true,
   'closed': false,
   'internal': false,
 } as const satisfies Record<string, boolean>;
@@ -72,6 +73,7 @@ export const HTTP_STATUS = {
   'too-many-requests': 429,
   'usage': 400,
   'timeout': 504,
+  'unavailable': 503,
   'closed': 503,
   'internal': 500,
 } as const satisfies Record<ErrorCode, number>;

@@ -67,11 +67,11 @@ export interface History {
    * `maxBytes`.
    */
   save(record: RunRecord): Promise<void>;
-  /** Newest first; skips (and logs once) records it cannot read. Never throws. */
-  list(job: string, limit?: number): RunRecord[];
+  /** Newest first, only runs started before `before` (epoch ms) when given; skips (and logs once) records it cannot read. Never throws. */
+  list(job: string, limit?: number, before?: number): RunRecord[];
   /** Never throws: undefined for an unknown run or a corrupt record. */
   get(runId: string): { record: RunRecord; job: string } | undefined;
-  /** The path of a run's log, if the run exists. Never throws. */
+  /** The path of a run's log, if the run exists (a record, or a log: a run in progress). Never throws. */
   logPath(runId: string, stream: 'stdout' | 'stderr'): string | undefined;
   /**
    * Applies retention; resolves the number of runs removed. Scans the folder (rebuilding the size
@@ -318,7 +318,8 @@ export function createHistory(options: HistoryOptions): History {
     return enforce(now);
   };
 
-  const findJob = (runId: string): string | undefined => {
+  // `orLog`: a run without a record yet (in progress) is found by its logs.
+  const findJob = (runId: string, orLog = false): string | undefined => {
     if (!RUN_ID.test(runId)) return undefined;
     let jobs: string[];
     try {
@@ -331,6 +332,14 @@ export function createHistory(options: HistoryOptions): History {
         if (statSync(join(dir, job, `${runId}.json`)).isFile()) return job;
       } catch {
         // not this job
+      }
+      if (!orLog) continue;
+      for (const suffix of ['.stdout.log', '.stderr.log']) {
+        try {
+          if (statSync(join(dir, job, `${runId}${suffix}`)).isFile()) return job;
+        } catch {
+          // not this job
+        }
       }
     }
     return undefined;
@@ -365,11 +374,12 @@ export function createHistory(options: HistoryOptions): History {
       scanning?.removed.delete(record.runId);
       await enforce();
     },
-    list(job, limit = 100) {
+    list(job, limit = 100, before) {
       if (!NODE_NAME_PATTERN.test(job)) return [];
       let names: string[];
       try {
-        names = readdirSync(join(dir, job)).filter((f) => f.endsWith('.json') && RUN_ID.test(f.slice(0, -5)));
+        names = readdirSync(join(dir, job)).filter((f) => f.endsWith('.json') && RUN_ID.test(f.slice(0, -5))
+          && (before === undefined || (runStartedAt(f.slice(0, -5)) ?? 0) < before));
       } catch {
         return [];
       }
@@ -389,7 +399,7 @@ export function createHistory(options: HistoryOptions): History {
       return record ? { job, record } : undefined;
     },
     logPath(runId, stream) {
-      const job = findJob(runId);
+      const job = findJob(runId, true);
       return job ? join(dir, job, `${runId}.${stream}.log`) : undefined;
     },
     prune(now = Date.now()) {

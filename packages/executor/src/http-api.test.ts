@@ -234,12 +234,27 @@ describe('the /runs routes', () => {
     expect([res.statusCode, res.json().code]).toEqual([404, 'not-found']);
   });
 
+  it('lists runs started before ?before=, and serves the log of a run in progress (logs, no record yet)', async () => {
+    const { history } = await makeHistory();
+    const a = app(history, TOKEN);
+    const listed = await a.inject({ url: `/runs?job=a&before=${T0 + 2000}`, headers: AUTH });
+    expect(listed.json().map((r: RunRecord) => r.startedAt)).toEqual([T0 + 1000, T0]);
+    const running = `${(T0 + 9000).toString(36)}-0-def`;
+    writeFileSync(history.logPaths('a', running).stdout, 'partial\n');
+    const log = await a.inject({ url: `/runs/${running}/log`, headers: AUTH });
+    expect([log.statusCode, log.body]).toEqual([200, 'partial\n']);
+    const noStderrYet = await a.inject({ url: `/runs/${running}/log?stream=stderr`, headers: AUTH });
+    expect([noStderrYet.statusCode, noStderrYet.headers['x-log-size']]).toEqual([200, '0']);
+    expect((await a.inject({ url: `/runs/${running}`, headers: AUTH })).statusCode).toBe(404); // no record yet
+  });
+
   it('answers whatever the history throws with a generic 500 JSON', async () => {
     const { history, runId } = await makeHistory();
     const broken: History = {
       ...history,
       list: () => { throw new Error('EIO: /data/secret'); },
       get: () => { throw new TypeError("Cannot read properties of undefined (reading 'runId')"); },
+      logPath: () => { throw new TypeError("Cannot read properties of undefined (reading 'runId')"); },
     };
     const a = app(broken, TOKEN);
     for (const url of ['/runs?job=a', `/runs/${runId}`, `/runs/${runId}/log`]) {

@@ -2,9 +2,11 @@
  * The executor's HTTP endpoint: `/healthz` and `/metrics` (open, from core's endpoint), and its run
  * history and logs, authenticated with the cluster token
  * (`Authorization: Bearer $ORRERY_CLUSTER_TOKEN`, the scheme in any case):
- * - `GET /runs?job=J[&limit=N]` — the job's runs here, newest first (`limit` 1..1000, default 100);
+ * - `GET /runs?job=J[&limit=N][&before=MS]` — the job's runs here, newest first (`limit` 1..1000,
+ *   default 100), only those started before `before` (epoch ms) when given;
  * - `GET /runs/:runId` — one run's record;
- * - `GET /runs/:runId/log?stream=stdout|stderr[&offset=N]` — its log from byte N (default 0), or one
+ * - `GET /runs/:runId/log?stream=stdout|stderr[&offset=N]` — its log (a run in progress too, as it
+ *   grows) from byte N (default 0), or one
  *   `Range: bytes=a-b | a- | -n` (206; 416 with `Content-Range: bytes *\/size` when it starts past
  *   the end) for tailing. `X-Log-Size` always gives the log's size.
  * `HEAD` works wherever `GET` does.
@@ -59,6 +61,7 @@ const RUN_ID_MAX_LENGTH = 64;
 const ListQuery = Type.Object({
   job: Type.String({ pattern: JOB_NAME_PATTERN.source }),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RUNS_LISTED })),
+  before: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
 }, { additionalProperties: false });
 const RunParams = Type.Object({ runId: Type.String({ pattern: RUN_ID_PATTERN.source, maxLength: RUN_ID_MAX_LENGTH }) });
 const LogQuery = Type.Object({
@@ -170,7 +173,7 @@ export function runsRoutes(options: Pick<ExecutorHttpOptions, 'history' | 'clust
     });
 
     app.get('/runs', { schema: { querystring: ListQuery } }, async (request) =>
-      history.list(request.query.job, request.query.limit ?? DEFAULT_RUNS_LISTED));
+      history.list(request.query.job, request.query.limit ?? DEFAULT_RUNS_LISTED, request.query.before));
 
     app.get('/runs/:runId', { schema: { params: RunParams, querystring: NoQuery } }, async (request) => {
       const found = history.get(request.params.runId);
@@ -191,7 +194,8 @@ export function runsRoutes(options: Pick<ExecutorHttpOptions, 'history' | 'clust
         if (range.kind !== 'none' && request.query.offset !== undefined) {
           throw validationError([{ field: 'offset', rule: 'not-with-range', message: "querystring 'offset' cannot be used with a Range header (not-with-range)" }], 'request');
         }
-        const path = history.get(runId) ? history.logPath(runId, stream) : undefined;
+        // A run in progress has logs but no record yet: its log is served as it grows.
+        const path = history.logPath(runId, stream);
         if (!path) throw notFound(runId);
         let file: FileHandle | undefined;
         try {
@@ -200,7 +204,7 @@ export function runsRoutes(options: Pick<ExecutorHttpOptions, 'history' | 'clust
           if (!isMissingFile(error)) throw toError(error);
           // No file: a run that printed nothing on this stream (logs are made on the first
           // write) — or a run pruned since we looked, which is a 404.
-          if (!history.get(runId)) throw notFound(runId);
+          if (!history.logPath(runId, stream)) throw notFound(runId);
         }
         try {
           const size = file ? (await file.stat()).size : 0;
