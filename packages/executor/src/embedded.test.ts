@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createZkClient, encodeJson, parseJobConfig, paths, readShard, waitForEvent, type ZkClient } from '@orrery/core';
+import { commandName, createZkClient, encodeJson, parseJobConfig, paths, readShard, waitForEvent, type ZkClient } from '@orrery/core';
 import { eventually, uniqueRoot } from '@orrery/core/testing';
 import { createExecutor, type Executor } from './index.js';
 
@@ -46,7 +46,7 @@ describe('createExecutor (embedded)', () => {
     const finished: number[] = [];
     const both = new Promise<void>((resolve) => executor!.on('run:finished', (e) => { finished.push(e.item); if (finished.length === 2) resolve(); }));
     await admin.mkdirp(paths.jobCommands('emb', 'ctx'));
-    await admin.create(`${paths.jobCommands('emb', 'ctx')}/cmd-`, encodeJson({ kind: 'run', requestedAt: Date.now() }), 'persistent-sequential');
+    await admin.create(paths.jobCommand('emb', 'ctx', commandName.sequential()), encodeJson({ kind: 'run', requestedAt: Date.now() }), 'persistent-sequential');
     await both;
     expect(finished.sort()).toEqual([0, 1]);
     const records = executor.history.list('ctx');

