@@ -46,6 +46,11 @@ describe('the one status table', () => {
     }
   });
 
+  it('answers unavailable (503) with its message and details: they are written for the caller', () => {
+    const answer = httpErrorAnswer(new OrreryError('unavailable', 'set ORRERY_CLUSTER_TOKEN', { details: { reason: 'no-cluster-token' } }), 'req-8');
+    expect(answer).toEqual({ status: 503, body: { code: 'unavailable', message: 'set ORRERY_CLUSTER_TOKEN', details: { reason: 'no-cluster-token' } }, log: true });
+  });
+
   it.each([
     ['validation', 400], ['usage', 400], ['not-found', 404], ['no-node', 404], ['conflict', 409], ['bad-version', 409],
     ['already-exists', 409], ['no-auth', 401], ['auth-failed', 403], ['not-connected', 503], ['timeout', 504], ['internal', 500], ['bad-data', 500],

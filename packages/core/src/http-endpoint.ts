@@ -138,11 +138,11 @@ export function httpErrorAnswer(error: unknown, requestId: string): { status: nu
   const message = fieldOf(error, 'message');
   if (isErrorCode(code)) {
     const status = HTTP_STATUS[code];
-    if (status >= 500) return { status, body: serverError(code, requestId), log: true };
+    if (status >= 500 && !CALLER_FACING_CODES.has(code)) return { status, body: serverError(code, requestId), log: true };
     const details = fieldOf(error, 'details');
     const body: HttpErrorBody = { code, message: typeof message === 'string' ? message : code };
     if (details && typeof details === 'object' && Object.keys(details).length > 0) body.details = details as Record<string, unknown>;
-    return { status, body, log: false };
+    return { status, body, log: status >= 500 };
   }
   const statusCode = fieldOf(error, 'statusCode');
   if (typeof code === 'string' && code.startsWith('FST_') && typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
@@ -152,6 +152,12 @@ export function httpErrorAnswer(error: unknown, requestId: string): { status: nu
   }
   return { status: 500, body: serverError('internal', requestId), log: true };
 }
+
+/**
+ * 5xx codes whose message and details are written for the caller (what to set, which executor did
+ * not answer) and carry no paths: answered as they are, and logged too.
+ */
+const CALLER_FACING_CODES: ReadonlySet<ErrorCode> = new Set(['unavailable']);
 
 function serverError(code: ErrorCode, requestId: string): HttpErrorBody {
   return { code, message: `internal error (${code}); this process's log has the details under request id ${requestId}` };

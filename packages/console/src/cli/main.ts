@@ -11,6 +11,7 @@ import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEna
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
 import { secureTree } from '../store/acl.js';
 import { formatTable, formatValue } from './format.js';
+import { getRunsCommand, getShardsCommand, logsCommand, rewriteFollowFlag } from './run-commands.js';
 
 /** Where the CLI reads and writes; the bin passes the process's, tests their own. */
 export interface CliIo {
@@ -34,6 +35,13 @@ Jobs (need -n NAMESPACE):
   orrery -n NS run JOB [--items 0,2] [--param X]   run now (the owners act within a second)
   orrery -n NS stop JOB [--items 0,2]              stop runs in progress
 
+Shards, runs and logs (need -n NAMESPACE; runs and logs need ORRERY_CLUSTER_TOKEN):
+  orrery -n NS get shards JOB                 each item: state, owner, running since, last outcome, next fire
+  orrery -n NS get runs JOB [--limit N]       runs merged from every executor, newest first (default 50);
+                                             executors that cannot be asked are named on stderr
+  orrery -n NS logs JOB RUN [--stderr] [-f]   print a run's log; -f follows a running one until it ends
+                                             and prints its outcome (on stderr)
+
 ZooKeeper access:
   orrery acl secure                          give every node of the tree the ACL of ORRERY_ZK_AUTH
                                              (an existing tree, once authentication is turned on)
@@ -49,6 +57,10 @@ Options:
   -n, --namespace NS            the namespace to work in
   -o, --output json|table       output format (default table)
   -h, --help                    this help;  --version  the version
+
+Environment: ORRERY_CLUSTER_TOKEN — the executors' cluster token: get runs and logs read the run
+history from the executors' HTTP API with it. Tables show times in the local zone (TZ); -o json
+keeps epoch milliseconds.
 
 Exit codes: 0 ok, 1 failure, 2 usage.
 `;
@@ -68,6 +80,9 @@ const OPTIONS = {
   webhook: { type: 'string' },
   items: { type: 'string' },
   param: { type: 'string' },
+  limit: { type: 'string' },
+  stderr: { type: 'boolean' },
+  follow: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;
@@ -79,7 +94,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   let values: Values;
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true }));
+    ({ values, positionals } = parseArgs({ args: rewriteFollowFlag(argv), options: OPTIONS, allowPositionals: true, strict: true }));
   } catch (error) {
     io.stderr.write(`error: ${toError(error).message}\n\n${USAGE}`);
     return 2;
@@ -281,7 +296,29 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
         }
         return;
       }
-      throw new UsageError(`unknown get target '${sub ?? ''}': use jobs, job NAME, executors or assignment`);
+      if (sub === 'shards') {
+        arity(positionals, 3, '-n NS get shards JOB');
+        await getShardsCommand(await connect(), namespace, arg!, output, io);
+        return;
+      }
+      if (sub === 'runs') {
+        arity(positionals, 3, '-n NS get runs JOB [--limit N]');
+        let limit: number | undefined;
+        if (values.limit !== undefined) {
+          limit = Number(values.limit);
+          if (!/^\d+$/.test(values.limit) || limit < 1 || limit > 1000) throw new UsageError(`--limit must be an integer from 1 to 1000 (got '${values.limit}')`);
+        }
+        await getRunsCommand(await connect(), namespace, arg!, limit, output, { clusterToken: io.env.ORRERY_CLUSTER_TOKEN || undefined }, io);
+        return;
+      }
+      throw new UsageError(`unknown get target '${sub ?? ''}': use jobs, job NAME, executors, assignment, shards JOB or runs JOB`);
+    }
+
+    case 'logs': {
+      arity(positionals, 3, '-n NS logs JOB RUN [--stderr] [-f]');
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      await logsCommand(await connect(), namespace, sub!, arg!, { stderr: values.stderr === true, follow: values.follow === true }, { clusterToken: io.env.ORRERY_CLUSTER_TOKEN || undefined }, io);
+      return;
     }
 
     case 'enable':

@@ -5,6 +5,7 @@ import { authRoutes } from './auth.js';
 import { userRoutes } from './users.js';
 import { tokenRoutes } from './tokens.js';
 import { auditRoutes } from './audit.js';
+import { runRoutes } from './runs.js';
 
 export const ALL_ROUTES: readonly ConsoleRoutes[] = [
   namespaceRoutes,
@@ -12,4 +13,5 @@ export const ALL_ROUTES: readonly ConsoleRoutes[] = [
   userRoutes,
   tokenRoutes,
   auditRoutes,
+  runRoutes,
 ];
