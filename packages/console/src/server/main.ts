@@ -21,13 +21,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const logger = createLogger({ name: 'orrery-console', level: config.logLevel });
-  const console = createConsole({ config, logger });
+  const server = createConsole({ config, logger });
 
   let stopping: Promise<void> | undefined;
   const stop = (signal: string): Promise<void> => {
     stopping ??= (async () => {
       logger.info({ signal }, 'stopping');
-      await console.close();
+      await server.close();
     })();
     return stopping;
   };
@@ -43,7 +43,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   try {
     logger.info({ zk: config.zk, root: config.root }, 'starting');
-    await console.start();
+    await server.start();
   } catch (error) {
     logger.fatal({ err: toError(error) }, 'could not start');
     await stop('startup-failure');
