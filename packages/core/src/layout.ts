@@ -165,7 +165,33 @@ export const paths = {
   consoleAudit: () => '/console/audit',
   /** An audit entry as listed; with no name, the prefix for a persistent-sequential create. */
   consoleAuditEntry: (name?: string) => `/console/audit/${name === undefined ? AUDIT_ENTRY_PREFIX : auditEntry(name)}`,
+  /** Children: a node per namespace whose jobs have a config history (the console's job-history.ts). */
+  consoleHistory: () => '/console/history',
+  /** Children: the kept versions of one job's config, named by {@link historyVersionName}. */
+  jobHistory: (namespace: string, name: string) => `/console/history/${ns(namespace)}/${job(name)}`,
+  /** Data: one kept version of a job's config, `{version, author, at, config}`. */
+  jobHistoryVersion: (namespace: string, name: string, version: number) => `${paths.jobHistory(namespace, name)}/${historyVersionName(version)}`,
 } as const;
+
+/**
+ * A config history node's name: the job node's version (ZooKeeper's int32 `stat.version`)
+ * zero-padded to 10 digits, so names sort as versions do.
+ */
+export function historyVersionName(version: number): string {
+  if (!Number.isInteger(version) || version < 0 || version > 2_147_483_647) {
+    throw new OrreryError('validation', `config version '${version}' must be an integer from 0 to 2147483647`, {
+      details: { issues: [{ field: 'version', rule: 'range', message: 'version must be an integer from 0 to 2147483647' }] },
+    });
+  }
+  return String(version).padStart(10, '0');
+}
+
+/** The version a config history node's name holds (the inverse of {@link historyVersionName}); undefined for any other name. */
+export function parseHistoryVersionName(name: string): number | undefined {
+  if (typeof name !== 'string' || !/^\d{10}$/.test(name)) return undefined;
+  const version = Number(name);
+  return version <= 2_147_483_647 ? version : undefined;
+}
 
 /** What a path is, as parsed by {@link matchPath}. */
 export type PathMatch =

@@ -3,11 +3,12 @@
  * Exit codes: 0 ok, 1 failure, 2 usage. Errors go to stderr and name the field and the rule.
  */
 import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { hasErrorCode, OrreryError, createZkClient, resolveZkAuth, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
-import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument, type JobDocumentEntry } from '../store/jobs.js';
+import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument, type JobDocumentEntry, type JobWriteOptions } from '../store/jobs.js';
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
 import { secureTree } from '../store/acl.js';
 import { formatTable, formatValue } from './format.js';
@@ -160,6 +161,18 @@ function reportError(error: unknown, io: CliIo): void {
   io.stderr.write(`error: ${e.message}\n`);
 }
 
+/**
+ * The CLI as a writer of job configs: `cli:<user>@<host>` in the job's config history, and a
+ * failure to record it said on stderr (the write itself stands).
+ */
+export function cliWriter(io: CliIo): JobWriteOptions {
+  const user = io.env.USER ?? io.env.LOGNAME ?? io.env.USERNAME ?? 'unknown';
+  return {
+    author: `cli:${user}@${hostname()}`,
+    logger: { warn: (object, message) => io.stderr.write(`warning: ${message}${object.err instanceof Error ? `: ${object.err.message}` : ''}\n`) },
+  };
+}
+
 function need(value: string | undefined, what: string): string {
   if (value === undefined || value === '') throw new UsageError(`${what} is required`);
   return value;
@@ -234,7 +247,7 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
         print(`dry run: nothing written (${plan.filter((c) => c.action !== 'unchanged').length} job(s) would be written)`);
         return;
       }
-      const result = await applyPlan(zk, namespace, plan);
+      const result = await applyPlan(zk, namespace, plan, cliWriter(io));
       print(`applied: ${result.written.length} written, ${result.unchanged.length} unchanged, ${result.conflicts.length} conflict(s)`);
       if (result.conflicts.length > 0) {
         throw new OrreryError('conflict', result.conflicts.map((c) => c.message).join('\n'), { details: { conflicts: result.conflicts } });
@@ -325,7 +338,7 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
     case 'disable': {
       arity(positionals, 2, `-n NS ${command} JOB`);
       const namespace = need(values.namespace, '-n NAMESPACE');
-      const changed = await setJobEnabled(await connect(), namespace, sub!, command === 'enable');
+      const changed = await setJobEnabled(await connect(), namespace, sub!, command === 'enable', cliWriter(io));
       print(changed ? `job '${sub}' ${command}d` : `job '${sub}' was already ${command}d`);
       return;
     }
@@ -333,7 +346,7 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
     case 'delete': {
       arity(positionals, 2, '-n NS delete JOB [--force]');
       const namespace = need(values.namespace, '-n NAMESPACE');
-      await deleteJob(await connect(), namespace, sub!, { force: values.force === true });
+      await deleteJob(await connect(), namespace, sub!, { force: values.force === true, ...cliWriter(io) });
       print(`job '${sub}' deleted`);
       return;
     }

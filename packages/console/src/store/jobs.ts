@@ -15,6 +15,7 @@ import {
   readJson,
   hasErrorCode,
   inspectNode,
+  toError,
   jsonEqual,
   JOB_NAME_PATTERN,
   NODE_NAME_PATTERN,
@@ -31,6 +32,7 @@ import {
   type ZkStat,
 } from '@orrery/core';
 import { assertNamespaceExists } from './namespaces.js';
+import { deleteJobHistory, recordJobVersion, UNKNOWN_AUTHOR, type HistoryLogger } from './job-history.js';
 
 /** A job as stored, with the version it was read at. */
 export interface StoredJob {
@@ -283,19 +285,42 @@ export async function planJobs(zk: ZkClient, namespace: string, entries: readonl
 }
 
 /**
- * Writes a plan: each job with one create or one compare-and-set from the planned version, then its
- * `last-applied` entry (the fields the file set) for the next merge.
+ * Who writes a job config, for its history (job-history.ts): every writer of a job config takes
+ * these and records the version it wrote once its write succeeded.
  */
-export async function applyPlan(zk: ZkClient, namespace: string, plan: readonly JobChange[]): Promise<ApplyResult> {
+export interface JobWriteOptions {
+  /** The console user, or `cli:<user>@<host>` for the CLI (default {@link UNKNOWN_AUTHOR}). */
+  author?: string;
+  /** Where a failure to record the history is logged (default: a process warning). */
+  logger?: HistoryLogger;
+  /** The clock for the history's times, epoch ms (default `Date.now`). */
+  now?: () => number;
+}
+
+/** Records a version just written (never throws; see job-history.ts). */
+function recordWritten(zk: ZkClient, namespace: string, name: string, version: number, config: JobConfig, options: JobWriteOptions): Promise<boolean> {
+  return recordJobVersion(zk, namespace, name, { version, author: options.author ?? UNKNOWN_AUTHOR, at: (options.now ?? Date.now)(), config }, options.logger ? { logger: options.logger } : {});
+}
+
+/**
+ * Writes a plan: each job with one create or one compare-and-set from the planned version (the
+ * version written recorded in the job's history, by `options.author`), then its `last-applied`
+ * entry (the fields the file set) for the next merge.
+ */
+export async function applyPlan(zk: ZkClient, namespace: string, plan: readonly JobChange[], options: JobWriteOptions = {}): Promise<ApplyResult> {
   const result: ApplyResult = { written: [], unchanged: [], conflicts: [] };
   await zk.mkdirp(paths.jobs(namespace));
   for (const change of plan) {
     const path = paths.job(namespace, change.name);
     try {
-      if (change.action === 'create') await zk.create(path, encodeJson(change.config));
-      else if (change.action === 'update' || change.action === 'replace') await zk.set(path, encodeJson(change.config), change.version);
+      let version: number | undefined;
+      if (change.action === 'create') {
+        await zk.create(path, encodeJson(change.config));
+        version = 0;
+      } else if (change.action === 'update' || change.action === 'replace') version = (await zk.set(path, encodeJson(change.config), change.version)).version;
       else result.unchanged.push(change.name);
       if (change.action !== 'unchanged') result.written.push(change.name);
+      if (version !== undefined) await recordWritten(zk, namespace, change.name, version, change.config, options);
     } catch (error) {
       if (hasErrorCode(error, 'node-exists')) result.conflicts.push({ name: change.name, message: `job '${change.name}' was created by someone else meanwhile; nothing written for it` });
       else if (hasErrorCode(error, 'bad-version', 'no-node')) result.conflicts.push({ name: change.name, message: `job '${change.name}' was changed or deleted by someone else meanwhile; nothing written for it` });
@@ -321,13 +346,14 @@ async function writeLastApplied(zk: ZkClient, namespace: string, name: string, i
   }
 }
 
-/** Sets `enabled` with a compare-and-set; resolves with whether anything changed. */
-export async function setJobEnabled(zk: ZkClient, namespace: string, name: string, enabled: boolean): Promise<boolean> {
+/** Sets `enabled` with a compare-and-set (the version written recorded in the job's history); resolves with whether anything changed. */
+export async function setJobEnabled(zk: ZkClient, namespace: string, name: string, enabled: boolean, options: JobWriteOptions = {}): Promise<boolean> {
   assertJobName(name);
   await assertNamespaceExists(zk, namespace);
   const path = paths.job(namespace, name);
   try {
     const r = await casUpdate(zk, path, (c: JobConfig) => (c.enabled === enabled ? undefined : parseJobConfig({ ...c, enabled })), { check: parseStoredJob(path) });
+    if (r.written) await recordWritten(zk, namespace, name, r.stat.version, r.value, options);
     return r.written;
   } catch (error) {
     if (hasErrorCode(error, 'no-node')) throw notFound(namespace, name);
@@ -339,11 +365,148 @@ export async function setJobEnabled(zk: ZkClient, namespace: string, name: strin
   }
 }
 
+/** A job config just written: the config, the version it was written at, and the one it replaced. */
+export interface WrittenJob {
+  config: JobConfig;
+  /** The job node's version after the write (the next compare-and-set's version). */
+  version: number;
+  /** The config replaced (absent for a create, or when the stored one was broken). */
+  before?: JobConfig;
+  /** False when the config sent equals the stored one: nothing was written. */
+  changed: boolean;
+}
+
+/** How far {@link downstreamIssues} follows downstream links before it stops looking for a cycle. */
+const DOWNSTREAM_WALK_LIMIT = 1000;
+
+/**
+ * The namespace-level rules of one config (what `apply` checks over a file): every downstream job
+ * exists, and the downstream links do not lead back to the job. Reads the jobs it follows.
+ */
+export async function downstreamIssues(zk: ZkClient, namespace: string, config: JobConfig): Promise<ValidationIssue[]> {
+  const issues: ValidationIssue[] = [];
+  // Job → its downstream list; null: no such job (a broken job leads nowhere).
+  const known = new Map<string, readonly string[] | null>([[config.name, config.downstream]]);
+  const downstreamOf = async (name: string): Promise<readonly string[] | null> => {
+    if (!known.has(name)) {
+      const entry = await readJobEntry(zk, namespace, name);
+      known.set(name, entry === undefined ? null : isBrokenJob(entry) ? [] : entry.config.downstream);
+    }
+    return known.get(name)!;
+  };
+  for (const [k, d] of config.downstream.entries()) {
+    if ((await downstreamOf(d)) === null) issues.push({ field: `downstream[${k}]`, rule: 'unknown-job', message: `downstream[${k}]: no job named '${d}' in namespace '${namespace}'` });
+  }
+  // Breadth first from the job: reaching it again is a cycle.
+  const parent = new Map<string, string>();
+  const queue = [config.name];
+  while (queue.length > 0 && parent.size < DOWNSTREAM_WALK_LIMIT) {
+    const current = queue.shift()!;
+    for (const next of (await downstreamOf(current)) ?? []) {
+      if (next === config.name) {
+        const cycle = [config.name];
+        for (let at = current; at !== config.name; at = parent.get(at)!) cycle.unshift(at);
+        cycle.unshift(config.name);
+        issues.push({ field: 'downstream', rule: 'cycle', message: `downstream: the downstream jobs form a cycle: ${cycle.join(' → ')}` });
+        return issues;
+      }
+      if (parent.has(next)) continue;
+      parent.set(next, current);
+      queue.push(next);
+    }
+  }
+  return issues;
+}
+
+/**
+ * Creates one job (the console's create): the config validated by `checkJobConfig` (every problem
+ * at once) and its downstream jobs by {@link downstreamIssues}, then one create; `already-exists`
+ * when the job is there. Version 0 is recorded in the job's history.
+ */
+export async function createJob(zk: ZkClient, namespace: string, input: unknown, options: JobWriteOptions = {}): Promise<WrittenJob> {
+  const checked = checkJobConfig(input);
+  if (!checked.ok) throw validationError(checked.issues, 'job');
+  const config = checked.value;
+  await assertNamespaceExists(zk, namespace);
+  const issues = await downstreamIssues(zk, namespace, config);
+  if (issues.length > 0) throw validationError(issues, `job '${config.name}'`);
+  await zk.mkdirp(paths.jobs(namespace));
+  try {
+    await zk.create(paths.job(namespace, config.name), encodeJson(config));
+  } catch (error) {
+    if (hasErrorCode(error, 'node-exists')) throw new OrreryError('already-exists', `job '${config.name}' already exists in namespace '${namespace}'`, { details: { namespace, job: config.name } });
+    throw error;
+  }
+  await recordWritten(zk, namespace, config.name, 0, config, options);
+  return { config, version: 0, changed: true };
+}
+
+/** The `conflict` of a compare-and-set from a stale version, with the current version and config. */
+async function staleVersionError(zk: ZkClient, namespace: string, name: string, version: number): Promise<OrreryError> {
+  const current = await readJobEntry(zk, namespace, name);
+  if (!current) return notFound(namespace, name);
+  return new OrreryError('conflict', `job '${name}' was changed by someone else since version ${version} (it is at version ${current.stat.version}); reload and try again`, {
+    details: { namespace, job: name, version: current.stat.version, config: isBrokenJob(current) ? null : current.config, ...(isBrokenJob(current) ? { problem: current.problem } : {}) },
+  });
+}
+
+/**
+ * Replaces a job's config with a compare-and-set from `version` (the version it was read at): the
+ * config validated as in {@link createJob} (its name, when given, must be the job's); `conflict`
+ * with the current version and config (`details: {version, config}`) when someone wrote it since,
+ * `not-found` when it is gone. A broken job can be replaced. A config equal to the stored one
+ * writes nothing; a written one is recorded in the job's history.
+ */
+export async function updateJob(zk: ZkClient, namespace: string, name: string, input: unknown, version: number, options: JobWriteOptions = {}): Promise<WrittenJob> {
+  assertJobName(name);
+  const withName = isPlainObject(input) && input.name === undefined ? { ...input, name } : input;
+  const checked = checkJobConfig(withName);
+  const issues = checked.ok ? [] : [...checked.issues];
+  if (isPlainObject(withName) && typeof withName.name === 'string' && withName.name !== name) {
+    issues.push({ field: 'name', rule: 'match', message: `name: must be the job's own name '${name}' (to rename, copy the job and delete the old one)` });
+  }
+  if (issues.length > 0 || !checked.ok) throw validationError(issues, `job '${name}'`);
+  const config = checked.value;
+  await assertNamespaceExists(zk, namespace);
+  const current = await readJobEntry(zk, namespace, name);
+  if (!current) throw notFound(namespace, name);
+  const downstream = await downstreamIssues(zk, namespace, config);
+  if (downstream.length > 0) throw validationError(downstream, `job '${name}'`);
+  if (current.stat.version !== version) throw await staleVersionError(zk, namespace, name, version);
+  const before = isBrokenJob(current) ? undefined : current.config;
+  if (before && jsonEqual(before, config)) return { config, version, before, changed: false };
+  let written: ZkStat;
+  try {
+    written = await zk.set(paths.job(namespace, name), encodeJson(config), version);
+  } catch (error) {
+    if (hasErrorCode(error, 'bad-version')) throw await staleVersionError(zk, namespace, name, version);
+    if (hasErrorCode(error, 'no-node')) throw notFound(namespace, name);
+    throw error;
+  }
+  await recordWritten(zk, namespace, name, written.version, config, options);
+  return { config, version: written.version, ...(before ? { before } : {}), changed: true };
+}
+
+/**
+ * Copies a job under a new name, disabled (everything else as the source has it); `conflict` when
+ * the source is broken, `already-exists` when the target is there. Recorded as the copy's version 0.
+ */
+export async function copyJob(zk: ZkClient, namespace: string, source: string, target: string, options: JobWriteOptions = {}): Promise<WrittenJob> {
+  assertJobName(source);
+  await assertNamespaceExists(zk, namespace);
+  const entry = await readJobEntry(zk, namespace, source);
+  if (!entry) throw notFound(namespace, source);
+  if (isBrokenJob(entry)) {
+    throw new OrreryError('conflict', `job '${source}' is broken (its config is ${entry.problem}); there is nothing to copy`, { details: { namespace, job: source, problem: entry.problem } });
+  }
+  return createJob(zk, namespace, { ...entry.config, name: target, enabled: false }, options);
+}
+
 /**
  * Deletes a job and everything under it. Refuses an enabled job unless `force`; a broken job (no
  * valid config) can always be deleted.
  */
-export async function deleteJob(zk: ZkClient, namespace: string, name: string, options: { force?: boolean; settleMs?: number } = {}): Promise<void> {
+export async function deleteJob(zk: ZkClient, namespace: string, name: string, options: { force?: boolean; settleMs?: number } & JobWriteOptions = {}): Promise<void> {
   assertJobName(name);
   await assertNamespaceExists(zk, namespace);
   const stored = await readJobEntry(zk, namespace, name);
@@ -355,10 +518,14 @@ export async function deleteJob(zk: ZkClient, namespace: string, name: string, o
     // Executors that run the job keep its children (shards, commands, leader latch) alive while
     // they have it: disable it, and give the allocator a moment to take it from their summaries,
     // so that the delete below is not a race against them.
-    await setJobEnabled(zk, namespace, name, false);
+    await setJobEnabled(zk, namespace, name, false, options);
     await waitUntilUnassigned(zk, namespace, name, options.settleMs ?? 10_000);
   }
   await zk.deleteRecursive(paths.job(namespace, name));
+  // The history is the deleted job's: it goes with it (a failure leaves it for the next create to clear).
+  await deleteJobHistory(zk, namespace, name).catch((error: unknown) => {
+    options.logger?.warn({ err: toError(error), namespace, job: name }, 'job config history: not deleted with its job');
+  });
 }
 
 /** Polls (every 100 ms, up to `timeoutMs`) until no executor's summary names the job. */

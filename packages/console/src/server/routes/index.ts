@@ -1,6 +1,9 @@
 /** Every resource's routes, in the order they are registered under `/api/v1`. */
 import type { ConsoleRoutes } from '../app.js';
 import { namespaceRoutes } from './namespaces.js';
+import { jobRoutes } from './jobs.js';
+import { jobHistoryRoutes } from './job-history.js';
+import { importExportRoutes } from './import-export.js';
 import { authRoutes } from './auth.js';
 import { userRoutes } from './users.js';
 import { tokenRoutes } from './tokens.js';
@@ -9,6 +12,9 @@ import { runRoutes } from './runs.js';
 
 export const ALL_ROUTES: readonly ConsoleRoutes[] = [
   namespaceRoutes,
+  jobRoutes,
+  jobHistoryRoutes,
+  importExportRoutes,
   authRoutes,
   userRoutes,
   tokenRoutes,

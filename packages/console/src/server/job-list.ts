@@ -1,0 +1,241 @@
+/**
+ * The console's job list, from the cache (no I/O): filter by name (substring), group and state,
+ * sort by name, page (offset or cursor), and summarise each job of the page — its schedule's next
+ * fire time, the states of its items and its last outcomes.
+ *
+ * Cost: the filter reads each job's parsed config (memoised by the cache) and, for a state filter,
+ * its shard nodes; only the page's jobs are summarised, and a compiled schedule is reused for every
+ * job with the same cron, zone and pause periods ({@link createScheduleMemo}). A page of 50 of 10,000
+ * jobs stays in single-digit milliseconds (job-list.test.ts measures it).
+ */
+import { createSchedule, type JobConfig, type RunStatus, type Schedule } from '@orrery/core';
+import type { CachedJob, ConsoleCache } from './console-cache.js';
+
+/** The states a job can be filtered by. `running` and `failing` combine with `enabled`/`disabled`. */
+export const JOB_STATES = ['enabled', 'disabled', 'running', 'failing', 'broken'] as const;
+/** A job state filter. */
+export type JobStateFilter = (typeof JOB_STATES)[number];
+
+/** The default page size. */
+export const JOB_PAGE_DEFAULT = 50;
+/** The largest page size. */
+export const JOB_PAGE_MAX = 500;
+/** How many last outcomes each listed job shows, newest first. */
+export const JOB_LAST_OUTCOMES = 5;
+
+/** What the list was asked for. */
+export interface JobListQuery {
+  /** Jobs whose name contains this (case-insensitive). */
+  name?: string;
+  /** Jobs in this group. */
+  group?: string;
+  state?: JobStateFilter;
+  /** Page size (default {@link JOB_PAGE_DEFAULT}, at most {@link JOB_PAGE_MAX}). */
+  limit?: number;
+  /** Jobs to skip (after the cursor, if any). */
+  offset?: number;
+  /** Start after this job name (the previous page's `nextCursor`). */
+  cursor?: string;
+}
+
+/** One item's last outcome, as listed. */
+export interface ListedOutcome {
+  item: number;
+  status: RunStatus;
+  endedAt: number;
+  durationMs: number;
+  executor: string;
+  message: string;
+}
+
+/** The states of a job's items. */
+export interface JobStateSummary {
+  /** Items running now. */
+  running: number;
+  /** Items whose last run failed or timed out. */
+  failing: number;
+  /** Items whose last run succeeded. */
+  succeeded: number;
+  /** Items with a shard node the cache cannot read. */
+  unreadable: number;
+}
+
+/** One job of the list: its summary, or (broken) the problem with its config. */
+export type JobListItem =
+  | {
+      name: string;
+      broken: false;
+      version: number;
+      type: JobConfig['type'];
+      description: string;
+      cron: string | null;
+      timeZone: string;
+      /** The next fire time (epoch ms); null for a disabled or passive job, or a schedule with no more fires. */
+      nextFireTime: number | null;
+      enabled: boolean;
+      groups: string[];
+      shardCount: number;
+      localMode: boolean;
+      summary: JobStateSummary;
+      lastOutcomes: ListedOutcome[];
+    }
+  | { name: string; broken: true; version: number; problem: string };
+
+/** A page of the list, with the total and the parameters it was made with. */
+export interface JobListPage {
+  total: number;
+  limit: number;
+  offset: number;
+  cursor: string | null;
+  /** The cursor of the next page; null on the last page. */
+  nextCursor: string | null;
+  filter: { name: string | null; group: string | null; state: JobStateFilter | null };
+  items: JobListItem[];
+}
+
+/**
+ * A memo of compiled schedules and their next fire times, keyed by cron, zone and pause periods
+ * (bounded): compiling a schedule costs about a third of a millisecond and a next fire time up to a
+ * tenth, so a list reuses both — a next fire time for as long as it has not passed.
+ */
+export interface ScheduleMemo {
+  /** The job's next fire time after `now` (epoch ms); undefined for a passive job or a schedule with no more fires. */
+  next(config: JobConfig, now: number): number | undefined;
+}
+
+/** How many schedules a memo keeps before it starts again. */
+export const SCHEDULE_MEMO_SIZE = 10_000;
+
+/** Creates a memo; a config whose schedule cannot be compiled has no next fire time. */
+export function createScheduleMemo(size = SCHEDULE_MEMO_SIZE): ScheduleMemo {
+  // `from`..`next`: the next fire time after any instant in [from, next) is `next`.
+  const memo = new Map<string, { schedule: Schedule | null; from: number; next: number | undefined }>();
+  return {
+    next(config, now) {
+      if (config.cron === undefined) return undefined;
+      const key = `${config.cron}\u0000${config.timeZone}\u0000${config.pausePeriodDate}\u0000${config.pausePeriodTime}`;
+      let entry = memo.get(key);
+      if (entry === undefined) {
+        let schedule: Schedule | null;
+        try {
+          schedule = createSchedule({ cron: config.cron, timeZone: config.timeZone, pausePeriodDate: config.pausePeriodDate, pausePeriodTime: config.pausePeriodTime });
+        } catch {
+          schedule = null; // a stored config is validated; this is belt and braces
+        }
+        if (memo.size >= size) memo.clear();
+        entry = { schedule, from: Number.POSITIVE_INFINITY, next: undefined };
+        memo.set(key, entry);
+      }
+      if (!entry.schedule) return undefined;
+      if (now >= entry.from && entry.next !== undefined && now < entry.next) return entry.next;
+      entry.from = now;
+      entry.next = entry.schedule.next(now);
+      return entry.next;
+    },
+  };
+}
+
+/** The states of a cached job's items (pure). */
+export function summariseStates(job: CachedJob): JobStateSummary {
+  const summary: JobStateSummary = { running: 0, failing: 0, succeeded: 0, unreadable: 0 };
+  for (const shard of job.shards.values()) {
+    if (!shard.ok) {
+      summary.unreadable += 1;
+      continue;
+    }
+    if (shard.value.state !== 'idle') summary.running += 1;
+    const status = shard.value.last?.status;
+    if (status === 'failed' || status === 'timed-out') summary.failing += 1;
+    else if (status === 'succeeded') summary.succeeded += 1;
+  }
+  return summary;
+}
+
+/** The newest `count` outcomes of a job's items, newest first (pure). */
+export function lastOutcomes(job: CachedJob, count = JOB_LAST_OUTCOMES): ListedOutcome[] {
+  const all: ListedOutcome[] = [];
+  for (const [item, shard] of job.shards) {
+    const last = shard.ok ? shard.value.last : undefined;
+    if (last) all.push({ item, status: last.status, endedAt: last.endedAt, durationMs: last.durationMs, executor: last.executor, message: last.message });
+  }
+  return all.sort((a, b) => b.endedAt - a.endedAt || a.item - b.item).slice(0, count);
+}
+
+/** True when a cached job passes the filter (pure). */
+export function matchesJob(job: CachedJob, query: JobListQuery): boolean {
+  if (query.name !== undefined && !job.name.toLowerCase().includes(query.name.toLowerCase())) return false;
+  const config = job.config.ok ? job.config.value : undefined;
+  if (query.group !== undefined && !config?.groups.includes(query.group)) return false;
+  switch (query.state) {
+    case undefined:
+      return true;
+    case 'broken':
+      return config === undefined;
+    case 'enabled':
+      return config?.enabled === true;
+    case 'disabled':
+      return config?.enabled === false;
+    case 'running':
+      return config !== undefined && [...job.shards.values()].some((s) => s.ok && s.value.state !== 'idle');
+    case 'failing':
+      return config !== undefined && [...job.shards.values()].some((s) => s.ok && (s.value.last?.status === 'failed' || s.value.last?.status === 'timed-out'));
+  }
+}
+
+/** One job's list entry (pure but for the clock it is given). */
+export function listItem(job: CachedJob, schedules: ScheduleMemo, now: number): JobListItem {
+  if (!job.config.ok) return { name: job.name, broken: true, version: job.config.stat.version, problem: job.config.problem };
+  const c = job.config.value;
+  return {
+    name: job.name,
+    broken: false,
+    version: job.config.stat.version,
+    type: c.type,
+    description: c.description,
+    cron: c.cron ?? null,
+    timeZone: c.timeZone,
+    nextFireTime: (c.enabled ? schedules.next(c, now) : undefined) ?? null,
+    enabled: c.enabled,
+    groups: c.groups,
+    shardCount: c.shardingTotalCount,
+    localMode: c.localMode,
+    summary: summariseStates(job),
+    lastOutcomes: lastOutcomes(job),
+  };
+}
+
+/** A page of a namespace's jobs from the cache (see the module header). */
+export function listJobPage(cache: Pick<ConsoleCache, 'jobNames' | 'job'>, namespace: string, query: JobListQuery, schedules: ScheduleMemo, now: number): JobListPage {
+  const limit = Math.min(query.limit ?? JOB_PAGE_DEFAULT, JOB_PAGE_MAX);
+  const offset = query.offset ?? 0;
+  // Sorted by name (the cache lists children sorted); the filter keeps that order.
+  const matching: CachedJob[] = [];
+  for (const name of cache.jobNames(namespace)) {
+    const job = cache.job(namespace, name);
+    if (job && matchesJob(job, query)) matching.push(job);
+  }
+  let start = 0;
+  if (query.cursor !== undefined) {
+    const cursor = query.cursor;
+    // The first name after the cursor (the cursor's job may be gone since).
+    let lo = 0;
+    let hi = matching.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (matching[mid]!.name <= cursor) lo = mid + 1;
+      else hi = mid;
+    }
+    start = lo;
+  }
+  const page = matching.slice(start + offset, start + offset + limit);
+  const more = start + offset + limit < matching.length;
+  return {
+    total: matching.length,
+    limit,
+    offset,
+    cursor: query.cursor ?? null,
+    nextCursor: more && page.length > 0 ? page.at(-1)!.name : null,
+    filter: { name: query.name ?? null, group: query.group ?? null, state: query.state ?? null },
+    items: page.map((job) => listItem(job, schedules, now)),
+  };
+}
