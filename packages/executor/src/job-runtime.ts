@@ -19,6 +19,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import {
+  errorCode,
   COMMAND_NODE_PATTERN,
   OrreryError,
   checkApplied,
@@ -176,10 +177,10 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       const next = parseJobConfig(decodeJson(data, paths.job(namespace, job)));
       onConfig(next, stat.mtime);
     } catch (error) {
-      const code = (error as OrreryError).code;
+      const code = errorCode(error);
       if (code === 'no-node') onConfig(undefined);
       else if (code === 'validation' || code === 'bad-data') logger.error({ err: toError(error) }, 'job config is invalid; keeping the last valid one');
-      else if (!(error as OrreryError).retryable) emitter.emit('error', toError(error));
+      else if (!isRetryable(error)) emitter.emit('error', toError(error));
     }
   };
 
@@ -195,7 +196,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       applied = value;
       recompute();
     } catch (error) {
-      if (!(error as OrreryError).retryable) {
+      if (!isRetryable(error)) {
         logger.error({ err: toError(error) }, 'cannot read the applied assignment');
         emitter.emit('error', toError(error));
       }
@@ -464,7 +465,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     try {
       await execute(c, item, fireTime, trigger, attempt, param, run, startAt);
     } catch (error) {
-      if ((error as OrreryError).retryable) {
+      if (isRetryable(error)) {
         // ZooKeeper kept failing (its link lost again and again): this fire did not run here.
         metrics.fires.inc({ outcome: 'not-connected' });
         emitter.emit('fire:skipped', { job, item, fireTime, reason: 'not-connected' });
@@ -517,7 +518,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         // ZooKeeper unreachable for a moment (a server or the quorum leader gone): once connected
         // again in the same session, claim once more if the misfire policy still allows this fire
         // (a claim whose answer was lost is recognised as ours).
-        if (!(error as OrreryError).retryable || tries === 3) throw error;
+        if (!isRetryable(error) || tries === 3) throw error;
         const session = zk.sessionId;
         const startable = await waitUntilStartable(c, fireTime, trigger === 'failover' ? 'cron' : trigger);
         if (!startable || zk.sessionId !== session) {
@@ -595,7 +596,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       const stat = await zk.set(claim.path, encodeJson(idle), claim.version);
       known.set(item, { version: stat.version, state: idle });
     } catch (error) {
-      if ((error as OrreryError).code !== 'bad-version' && (error as OrreryError).code !== 'no-node') throw error;
+      if (!hasErrorCode(error, 'bad-version') && !hasErrorCode(error, 'no-node')) throw error;
     }
   }
 
@@ -606,8 +607,13 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         const t = setTimeout(resolve, Math.min(1000, deadline - Date.now()));
         void zk.exists(path, () => { clearTimeout(t); resolve(); }).catch(() => resolve());
       });
-      const shard = await readShard(zk, path).catch(() => undefined);
-      if (!shard || shard.state.state !== 'running') return;
+      // Unreadable data holds no run (the leader resets it); a lost connection says nothing: wait on.
+      const shard = await readShard(zk, path).catch((error: unknown) => {
+        if (hasErrorCode(error, 'bad-data')) return undefined;
+        if (isRetryable(error)) return 'unknown' as const;
+        throw error;
+      });
+      if (shard !== 'unknown' && (!shard || shard.state.state !== 'running')) return;
       await changed;
     }
   }
@@ -734,7 +740,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         if (completion.recorded) known.set(item, { version: completion.version, state: completion.state });
         return completion.recorded;
       } catch (error) {
-        if (!(error as OrreryError).retryable) {
+        if (!isRetryable(error)) {
           logger.warn({ err: toError(error), item, runId: outcome.runId }, 'could not record the outcome');
           return false;
         }
@@ -766,7 +772,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         await announceFailover(item, claim.state).catch((error) => logger.warn({ err: toError(error), item }, 'could not announce a failover mark (the item\'s next fire takes it up)'));
         return true;
       } catch (error) {
-        if (!(error as OrreryError).retryable) {
+        if (!isRetryable(error)) {
           logger.warn({ err: toError(error), item, runId: claim.state.runId }, 'could not mark a fenced run for failover');
           return false;
         }
@@ -784,7 +790,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       const command = parseCommand({ kind: 'failover', items: [item], fireTime: state.fireTime, requestedAt: Date.now() });
       await zk.create(paths.jobCommand(namespace, job, commandName.failover(item, state.fireTime)), encodeJson(command));
     } catch (error) {
-      if ((error as OrreryError).code !== 'node-exists') throw error;
+      if (!hasErrorCode(error, 'node-exists')) throw error;
     }
   }
 
@@ -799,7 +805,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       logger.warn({ item, fireTime: mark.fireTime, crashed: mark.executor, runId: mark.runId }, 'taking over a crashed run (failover)');
       await runShard(item, mark.fireTime, 'failover', mark.attempt + 1);
     } catch (error) {
-      if (!(error as OrreryError).retryable) logger.error({ err: toError(error), item }, 'failover failed');
+      if (!isRetryable(error)) logger.error({ err: toError(error), item }, 'failover failed');
     }
   }
 
@@ -824,7 +830,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
           await zk.create(path, encodeJson(parseCommand({ kind: 'run', fireTime, requestedAt: Date.now(), triggeredBy: job })));
           triggered.push(d);
         } catch (error) {
-          if ((error as OrreryError).code !== 'node-exists') throw error;
+          if (!hasErrorCode(error, 'node-exists')) throw error;
         }
       }
       if (triggered.length > 0) {
@@ -890,7 +896,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       void zk.exists(path).then((stat) => {
         if (stat && Date.now() - stat.ctime > COMMAND_MAX_AGE_MS) return zk.delete(path, stat.version);
         return undefined;
-      }).catch(() => undefined);
+      }).catch(() => undefined); // best effort: an old command not pruned now is pruned on the next pass
     }
   }
 
@@ -902,7 +908,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       await releaseDeadClaims();
       await applyAssignment();
     } catch (error) {
-      if (!(error as OrreryError).retryable) logger.error({ err: toError(error) }, 'job leader check failed');
+      if (!isRetryable(error)) logger.error({ err: toError(error) }, 'job leader check failed');
     }
   }, () => latch.isLeader && !closed);
   const leaderCheck = (): void => {
@@ -912,7 +918,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   /** Makes the latest assignment safe to run and publishes it as `applied`. */
   async function applyAssignment(): Promise<void> {
     const read = await zk.get(paths.jobAssignment(namespace, job), () => leaderCheck()).catch((error) => {
-      if ((error as OrreryError).code === 'no-node') return undefined;
+      if (hasErrorCode(error, 'no-node')) return undefined;
       throw error;
     });
     if (!read) return;
@@ -968,7 +974,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       logger.info({ epoch: assignment.epoch }, 'assignment applied');
       emitter.emit('applied:written', { job, epoch: assignment.epoch });
     } catch (error) {
-      const code = (error as OrreryError).code;
+      const code = errorCode(error);
       if (code === 'bad-version' || code === 'node-exists') leaderCheck();
       else throw error;
     }
@@ -1022,7 +1028,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
         await zk.set(path, encodeJson(released), shard.version);
         logger.warn({ item: name, executor: state.executor, fireTime: state.fireTime }, state.state === 'failover' ? 'cleared a failover mark (the job is disabled or has no failover)' : 'released the claim of a dead session');
       } catch (error) {
-        if ((error as OrreryError).code !== 'bad-version') throw error;
+        if (!hasErrorCode(error, 'bad-version')) throw error;
       }
     }
   }
@@ -1033,6 +1039,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
    * item can run again. Whatever it held is in the log line.
    */
   async function resetShard(path: string, problem: Error): Promise<void> {
+    // Gone, or not readable now (the next leader pass tries again): nothing to reset this time.
     const read = await zk.get(path).catch(() => undefined);
     if (!read) return;
     try {
