@@ -2,7 +2,6 @@
 // ties, the horizon of full answers, a record over its in-progress entry), Range parsing, and the
 // validation of what an executor sends.
 import { describe, expect, it } from 'vitest';
-import { OrreryError } from '@orrery/core';
 import { formatByteRange, mergeRuns, parseByteRange, toRunView, type RunView, type RunsAnswer } from './runs.js';
 
 const run = (runId: string, startedAt: number, extra: Partial<RunView> = {}): RunView => ({
@@ -66,9 +65,7 @@ describe('parseByteRange', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(OrreryError);
-    expect((error as OrreryError).code).toBe('validation');
-    expect((error as OrreryError).details.issues).toEqual([expect.objectContaining({ field: 'range' })]);
+    expect(error).toMatchObject({ code: 'validation', details: { issues: [expect.objectContaining({ field: 'range' })] } });
   });
   it('re-serialises what it parsed', () => {
     for (const h of ['bytes=0-99', 'bytes=100-', 'bytes=-50']) expect(formatByteRange(parseByteRange(h)!)).toBe(h);
