@@ -535,7 +535,10 @@ async function waitUntilUnassigned(zk: ZkClient, namespace: string, job: string,
     const executors = await zk.getChildren(paths.executors(namespace)).catch(() => [] as string[]);
     let named = false;
     for (const e of executors.filter((n) => NODE_NAME_PATTERN.test(n))) {
-      const summary = await zk.get(paths.executorAssignment(namespace, e)).catch(() => undefined);
+      const summary = await zk.get(paths.executorAssignment(namespace, e)).catch((error: unknown) => {
+        if (hasErrorCode(error, 'no-node')) return undefined;
+        throw error;
+      });
       const checked = summary ? inspectNode(summary.data, paths.executorAssignment(namespace, e), checkExecutorAssignment) : undefined;
       if (checked?.ok && checked.value.jobs[job]) named = true;
     }
