@@ -125,6 +125,11 @@ export function isMirrored(path: string): boolean {
   }
 }
 
+/** A node holding no data read as `{}` (settings whose every field has a default). */
+function withEmptyAsObject(node: CachedNode | undefined): CachedNode | undefined {
+  return node && node.data === null ? { ...node, data: Buffer.from('{}') } : node;
+}
+
 /** Creates the mirror under the client's root; call `start()`. */
 export function createConsoleCache(zk: ZkClient): ConsoleCache {
   const emitter = createEmitter<ConsoleCacheEvents>();
@@ -229,7 +234,8 @@ export function createConsoleCache(zk: ZkClient): ConsoleCache {
       return {
         name,
         presence: parse(tree.get(paths.executorPresence(namespace, name)), checkExecutorInfo),
-        meta: parse(tree.get(paths.executorMeta(namespace, name)), checkExecutorMeta),
+        // A meta node holding nothing is not drained (as the allocator reads it).
+        meta: parse(withEmptyAsObject(tree.get(paths.executorMeta(namespace, name))), checkExecutorMeta),
         assignment: parse(tree.get(paths.executorAssignment(namespace, name)), checkExecutorAssignment),
       };
     },

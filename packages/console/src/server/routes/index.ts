@@ -9,6 +9,12 @@ import { userRoutes } from './users.js';
 import { tokenRoutes } from './tokens.js';
 import { auditRoutes } from './audit.js';
 import { runRoutes } from './runs.js';
+import { shardRoutes } from './shards.js';
+import { executorRoutes } from './executors.js';
+import { assignmentRoutes } from './assignment.js';
+import { cronRoutes } from './cron.js';
+import { statsRoutes } from './stats.js';
+import { eventRoutes } from './events.js';
 
 export const ALL_ROUTES: readonly ConsoleRoutes[] = [
   namespaceRoutes,
@@ -20,4 +26,10 @@ export const ALL_ROUTES: readonly ConsoleRoutes[] = [
   tokenRoutes,
   auditRoutes,
   runRoutes,
+  shardRoutes,
+  executorRoutes,
+  assignmentRoutes,
+  cronRoutes,
+  statsRoutes,
+  eventRoutes,
 ];
