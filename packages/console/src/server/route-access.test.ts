@@ -134,3 +134,21 @@ describe('the route-role table', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('covers every API route, and the interactive docs answer', async () => {
+    const spec = (await (await fetch(`${base}${API_PREFIX}/openapi.json`)).json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(spec.openapi).toMatch(/^3\./);
+    const missing: string[] = [];
+    for (const route of declared) {
+      if (route.url === `${API_PREFIX}/openapi.json`) continue;
+      // Fastify's `:param` is OpenAPI's `{param}`; `::` is a literal colon.
+      const path = route.url.replaceAll('::', '\u0000').replace(/:([A-Za-z0-9_]+)/g, '{$1}').replaceAll('\u0000', ':');
+      if (!spec.paths[path]?.[route.method.toLowerCase()]) missing.push(`${route.method} ${path}`);
+    }
+    expect(missing).toEqual([]);
+    const docs = await fetch(`${base}/docs/`);
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toContain('text/html');
+  });
+});
