@@ -167,6 +167,8 @@ export const paths = {
   consoleAuditEntry: (name?: string) => `/console/audit/${name === undefined ? AUDIT_ENTRY_PREFIX : auditEntry(name)}`,
   /** Children: a node per namespace whose jobs have a config history (the console's job-history.ts). */
   consoleHistory: () => '/console/history',
+  /** Children: a node per job of the namespace that has a config history. */
+  namespaceHistory: (namespace: string) => `/console/history/${ns(namespace)}`,
   /** Children: the kept versions of one job's config, named by {@link historyVersionName}. */
   jobHistory: (namespace: string, name: string) => `/console/history/${ns(namespace)}/${job(name)}`,
   /** Data: one kept version of a job's config, `{version, author, at, config}`. */

@@ -529,10 +529,16 @@ export async function deleteJob(zk: ZkClient, namespace: string, name: string, o
 }
 
 /** Polls (every 100 ms, up to `timeoutMs`) until no executor's summary names the job. */
+/** How often `delete --force` looks at the executors' summaries while it waits for them to drop a job. */
+const UNASSIGNED_POLL_MS = 100;
+
 async function waitUntilUnassigned(zk: ZkClient, namespace: string, job: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const executors = await zk.getChildren(paths.executors(namespace)).catch(() => [] as string[]);
+    const executors = await zk.getChildren(paths.executors(namespace)).catch((error: unknown) => {
+      if (hasErrorCode(error, 'no-node')) return [] as string[];
+      throw error;
+    });
     let named = false;
     for (const e of executors.filter((n) => NODE_NAME_PATTERN.test(n))) {
       const summary = await zk.get(paths.executorAssignment(namespace, e)).catch((error: unknown) => {
@@ -543,7 +549,7 @@ async function waitUntilUnassigned(zk: ZkClient, namespace: string, job: string,
       if (checked?.ok && checked.value.jobs[job]) named = true;
     }
     if (!named) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, UNASSIGNED_POLL_MS));
   }
 }
 

@@ -83,10 +83,15 @@ export async function assertNamespaceExists(zk: ZkClient, name: string): Promise
 export async function deleteNamespace(zk: ZkClient, name: string, options: { force?: boolean } = {}): Promise<void> {
   await assertNamespaceExists(zk, name);
   if (!options.force) {
-    const jobs = await zk.getChildren(paths.jobs(name)).catch(() => [] as string[]);
-    const executors = await zk.getChildren(paths.executors(name)).catch(() => [] as string[]);
+    // Only a missing container means "none": a connection loss must not read as an empty namespace.
+    const none = (error: unknown): string[] => {
+      if (hasErrorCode(error, 'no-node')) return [];
+      throw error;
+    };
+    const jobs = await zk.getChildren(paths.jobs(name)).catch(none);
+    const executors = await zk.getChildren(paths.executors(name)).catch(none);
     let online = 0;
-    for (const e of executors) if (await zk.exists(paths.executorPresence(name, e)).catch(() => null)) online += 1;
+    for (const e of executors) if (NODE_NAME_PATTERN.test(e) && (await zk.exists(paths.executorPresence(name, e)))) online += 1;
     if (jobs.length > 0 || online > 0) {
       throw new OrreryError('conflict', `namespace '${name}' has ${jobs.length} job(s) and ${online} online executor(s); delete them first or use --force`, {
         details: { namespace: name, jobs: jobs.length, onlineExecutors: online },
@@ -94,6 +99,8 @@ export async function deleteNamespace(zk: ZkClient, name: string, options: { for
     }
   }
   await zk.deleteRecursive(paths.namespace(name));
+  // Its jobs' config history goes with it: a namespace created again under the name starts clean.
+  await zk.deleteRecursive(paths.namespaceHistory(name));
 }
 
 /**
