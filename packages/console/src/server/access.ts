@@ -7,11 +7,9 @@
  * jobs, executors, its settings), `operator` (enable, disable, run, stop, drain), `viewer` (read).
  * Each role includes the ones below it.
  */
+import { NAMESPACE_ROLES, type NamespaceRole } from '../store/roles.js';
 
-/** Roles a user can hold in one namespace, weakest first. */
-export const NAMESPACE_ROLES = ['viewer', 'operator', 'owner'] as const;
-/** A role in one namespace. */
-export type NamespaceRole = (typeof NAMESPACE_ROLES)[number];
+export { NAMESPACE_ROLES, type NamespaceRole };
 
 /** The authenticated caller of a request. */
 export interface Principal {

@@ -34,7 +34,7 @@ import {
   type CheckResult,
   type ZkClient,
 } from '@orrery/core';
-import { NAMESPACE_ROLES, type NamespaceRole } from '../server/access.js';
+import { NAMESPACE_ROLES, type NamespaceRole } from './roles.js';
 
 /** scrypt's CPU/memory cost N for new hashes (16 MiB of memory with r = 8; about 50 ms). */
 export const SCRYPT_N = 16_384;
