@@ -115,6 +115,7 @@ describe('the assignment routes', () => {
       [{ jobs: [{ name: 'x', colour: 'red' }] }, 'jobs.0.colour', 'unknown-field'],
       [{ drain: ['a'], undrain: ['a'] }, 'undrain.0', 'conflict'],
       [{ reshard: 'yes' }, 'reshard', 'type'],
+      [{ jobs: [{ name: 'x', shardingTotalCount: 10_000 }, { name: 'y', shardingTotalCount: 10_000 }, { name: 'x', shardingTotalCount: 1 }] }, 'jobs', 'max-shards'],
     ];
     for (const [payload, field, rule] of cases) {
       const res = await c.as('vic', { method: 'POST', url: '/api/v1/namespaces/shop/assignment/preview', payload: payload as object });

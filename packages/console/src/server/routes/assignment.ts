@@ -15,7 +15,15 @@ import { unassignedAdvice } from '../../store/shards.js';
 import { ExecutorNameSchema } from './executors.js';
 import { NamespaceParams } from './namespaces.js';
 
+/** The most entries a preview's lists (jobs, executors, preferList) may hold. */
 const MAX_LIST = 1000;
+/**
+ * The most shards a preview may ask for over the jobs it changes (their new `shardingTotalCount`s
+ * added up): `allocate()` runs on the request's time, and a viewer may call it.
+ */
+export const PREVIEW_MAX_CHANGED_SHARDS = 20_000;
+/** Previews one caller may ask for per minute. */
+export const PREVIEW_PER_MINUTE = 30;
 const Reason = Type.Union(UNASSIGNED_REASONS.map((r) => Type.Literal(r)));
 const Unassigned = Type.Array(Type.Object({ item: Type.Integer(), reason: Reason, advice: Type.String() }));
 const LoadSchema = Type.Object({ executor: Type.String(), load: Type.Number(), shards: Type.Integer() });
@@ -141,10 +149,17 @@ export const assignmentRoutes: ConsoleRoutes = async (app, ctx) => {
       body: PreviewBodySchema,
       response: { 200: PreviewSchema },
     },
-    config: { access: { level: 'viewer' } },
+    config: {
+      access: { level: 'viewer' },
+      rateLimit: { max: PREVIEW_PER_MINUTE, timeWindow: 60_000, keyGenerator: (request) => request.principal?.user ?? request.ip },
+    },
   }, async (request) => {
     const { namespace } = request.params as { namespace: string };
     const change = request.body as AllocationChange;
+    const asked = (change.jobs ?? []).reduce((sum, j) => sum + (j.shardingTotalCount ?? 0), 0);
+    if (asked > PREVIEW_MAX_CHANGED_SHARDS) {
+      throw validationError([{ field: 'jobs', rule: 'max-shards', message: `jobs: the changed jobs ask for ${asked} shards in all; a preview takes at most ${PREVIEW_MAX_CHANGED_SHARDS}` }], 'preview');
+    }
     if (!ctx.cache.namespace(namespace)) throw new OrreryError('not-found', `namespace '${namespace}' does not exist`, { details: { namespace } });
     const { issues, notes } = changeIssues(ctx, namespace, change);
     if (issues.length > 0) throw validationError(issues, 'preview');
