@@ -123,12 +123,28 @@ export async function updateNamespace(zk: ZkClient, name: string, settings: Reco
     const stat = await zk.set(path, encodeJson(after), version);
     return { before: current?.value ?? parseNamespaceInfo({}), after, version: stat.version };
   } catch (error) {
-    if (hasErrorCode(error, 'bad-version')) {
-      throw new OrreryError('conflict', `namespace '${name}' was changed by someone else since version ${version}; reload and try again`, {
-        details: { namespace: name, version: current?.stat.version, current: current?.value },
-      });
-    }
+    if (hasErrorCode(error, 'bad-version')) throw await staleNamespaceError(zk, name, version);
     if (hasErrorCode(error, 'no-node')) throw new OrreryError('not-found', `namespace '${name}' does not exist`, { details: { namespace: name } });
     throw error;
   }
+}
+
+/**
+ * The `conflict` of a compare-and-set on a namespace's settings that failed with `bad-version`:
+ * the settings as they are now, read again — the read before the set may itself be older than the
+ * write that won (`current: null` with the `problem` when the node holds invalid data).
+ * `not-found` when the namespace is gone meanwhile.
+ */
+async function staleNamespaceError(zk: ZkClient, name: string, version: number): Promise<OrreryError> {
+  const path = paths.namespace(name);
+  const node = await zk.get(path).catch((error: unknown) => {
+    if (hasErrorCode(error, 'no-node')) return undefined;
+    throw error;
+  });
+  if (!node) return new OrreryError('not-found', `namespace '${name}' does not exist`, { details: { namespace: name } });
+  // A namespace node holding nothing has default settings (as listNamespaces reads it).
+  const checked = inspectNode(node.data ?? Buffer.from('{}'), path, checkNamespaceInfo);
+  return new OrreryError('conflict', `namespace '${name}' was changed by someone else since version ${version} (it is at version ${node.stat.version}); reload and try again`, {
+    details: { namespace: name, version: node.stat.version, current: checked.ok ? checked.value : null, ...(checked.ok ? {} : { problem: checked.problem }) },
+  });
 }

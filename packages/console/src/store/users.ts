@@ -6,8 +6,9 @@
  * - A password is stored only as an scrypt hash (node:crypto) with its own random salt and its
  *   parameters (`scrypt$N$r$p$salt$hash`), so the cost can be raised later without breaking old
  *   hashes; checking one compares in constant time. Nothing here logs or returns a password.
- * - Every write is a versioned compare-and-set (`conflict` with the current version when someone
- *   changed the user since), or a create that fails with `already-exists`.
+ * - Every write is a versioned compare-and-set (`conflict` with the current version, read again
+ *   after the failed set, when someone changed the user since), or a create that fails with
+ *   `already-exists`.
  * - Changing a password bumps `sessionEpoch`: every session cookie issued before dies at once, on
  *   every console (cookies carry the epoch they were issued at).
  * - The first admin is created at most once, whatever number of consoles start at the same time
@@ -259,14 +260,24 @@ export async function updateUser(zk: ZkClient, name: string, change: UserChange,
     return { before: userView(name, current.record, current.version), after: userView(name, next, stat.version), record: next, passwordChanged: change.password !== undefined };
   } catch (error) {
     const code = errorCode(error);
-    if (code === 'bad-version') {
-      throw new OrreryError('conflict', `user '${name}' was changed by someone else since version ${version}; reload and try again`, {
-        details: { user: name, version: current.version, current: userView(name, current.record, current.version) },
-      });
-    }
+    if (code === 'bad-version') throw await staleUserError(zk, name, version);
     if (code === 'no-node') throw notFound(name);
     throw error;
   }
+}
+
+/**
+ * The `conflict` of a compare-and-set on a user that failed with `bad-version`: the user as it is
+ * now, read again — the read before the set may itself be older than the write that won.
+ * `not-found` when the user is gone meanwhile.
+ */
+async function staleUserError(zk: ZkClient, name: string, version: number | undefined): Promise<OrreryError> {
+  const latest = await readUser(zk, name);
+  if (!latest) return notFound(name);
+  const since = version === undefined ? '' : ` since version ${version}`;
+  return new OrreryError('conflict', `user '${name}' was changed by someone else${since} (it is at version ${latest.version}); reload and try again`, {
+    details: { user: name, version: latest.version, current: userView(name, latest.record, latest.version) },
+  });
 }
 
 /**
@@ -331,7 +342,7 @@ export async function deleteUser(zk: ZkClient, name: string, version?: number): 
     await zk.delete(paths.consoleUser(name), version ?? current.version);
   } catch (error) {
     const code = errorCode(error);
-    if (code === 'bad-version') throw new OrreryError('conflict', `user '${name}' was changed by someone else; reload and try again`, { details: { user: name, version: current.version } });
+    if (code === 'bad-version') throw await staleUserError(zk, name, version);
     if (code === 'no-node') throw notFound(name);
     throw error;
   }
