@@ -13,6 +13,11 @@ import { assertNamespaceExists } from './namespaces.js';
 
 /** Children of an executor node removed with it, in this order (the presence is never one). */
 const REMOVED_CHILDREN = ['assignment', 'meta'] as const;
+/** Each removed child's path, from the one layout module. */
+const CHILD_PATH: Record<(typeof REMOVED_CHILDREN)[number], (namespace: string, executor: string) => string> = {
+  assignment: paths.executorAssignment,
+  meta: paths.executorMeta,
+};
 
 function online(namespace: string, executor: string): OrreryError {
   return new OrreryError('conflict', `executor '${executor}' is online: only an offline executor can be removed (stop it first, or drain it)`, { details: { namespace, executor, online: true } });
@@ -32,7 +37,7 @@ export async function removeOfflineExecutor(zk: ZkClient, namespace: string, exe
   if (children.includes('presence')) throw online(namespace, executor);
   for (const child of REMOVED_CHILDREN) {
     if (!children.includes(child)) continue;
-    await zk.delete(`${paths.executor(namespace, executor)}/${child}`).catch((error: unknown) => {
+    await zk.delete(CHILD_PATH[child](namespace, executor)).catch((error: unknown) => {
       if (!hasErrorCode(error, 'no-node')) throw error;
     });
   }
@@ -42,7 +47,7 @@ export async function removeOfflineExecutor(zk: ZkClient, namespace: string, exe
     if (hasErrorCode(error, 'no-node')) return; // removed meanwhile by someone else
     if (hasErrorCode(error, 'not-empty')) {
       if (await zk.exists(paths.executorPresence(namespace, executor))) throw online(namespace, executor);
-      const left = await zk.getChildren(paths.executor(namespace, executor)).catch(() => [] as string[]);
+      const left = await zk.getChildren(paths.executor(namespace, executor)).catch(() => [] as string[]); // only for the message
       throw new OrreryError('conflict', `executor '${executor}' could not be removed: its node holds ${left.map((c) => `'${c}'`).join(', ') || 'children'} that Orrery did not write`, { details: { namespace, executor, children: left } });
     }
     throw error;

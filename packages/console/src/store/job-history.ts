@@ -64,7 +64,7 @@ export interface HistoryLogger {
 
 /** Logs through Node's process warnings when the writer gave no logger (the CLI's stderr). */
 const processWarnings: HistoryLogger = {
-  warn: (object, message) => process.emitWarning(`${message}: ${String((object.err as Error | undefined)?.message ?? '')}`),
+  warn: (object, message) => process.emitWarning(`${message}: ${object.err === undefined ? '' : toError(object.err).message}`),
 };
 
 /** Checks a history node's data. */

@@ -11,7 +11,7 @@
  * be exported and are named in the `orrery-broken-jobs` header.
  */
 import { Type } from '@sinclair/typebox';
-import { validationError } from '@orrery/core';
+import { toError, validationError } from '@orrery/core';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { ConsoleRoutes } from '../app.js';
 import { applyPlan, planJobs, validateJobDocument } from '../../store/jobs.js';
@@ -55,7 +55,7 @@ export const importExportRoutes: ConsoleRoutes = async (app, ctx) => {
       try {
         done(null, parseYaml(String(body), { maxAliasCount: 100 }));
       } catch (error) {
-        const text = `body: not valid YAML (${(error as Error).message.split('\n')[0]})`;
+        const text = `body: not valid YAML (${toError(error).message.split('\n')[0]})`;
         done(validationError([{ field: 'body', rule: 'yaml', message: text }], 'request'), undefined);
       }
     });
