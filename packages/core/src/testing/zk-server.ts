@@ -150,21 +150,25 @@ fi
 rm -rf "$ORRERY_ZK_DIR"
 `;
 
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, logFile: string): Promise<void> {
+function readTail(logFile: string): string {
+  try {
+    return readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
+  } catch {
+    return ''; // no log yet
+  }
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string, logFile: string, alive: () => boolean = () => true): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let delay = 25;
   while (Date.now() < deadline) {
     if (await check().catch(() => false)) return;
+    // A server that exited will not become ready: say so now, not at the deadline.
+    if (!alive()) break;
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 200);
   }
-  let tail = '';
-  try {
-    tail = readFileSync(logFile, 'utf8').split('\n').slice(-20).join('\n');
-  } catch {
-    // no log yet
-  }
-  throw new OrreryError('timeout', `ZooKeeper did not become ready (${what}) within ${timeoutMs} ms; log tail:\n${tail}`);
+  throw new OrreryError('timeout', `ZooKeeper did not become ready (${what}) within ${timeoutMs} ms; log tail:\n${readTail(logFile)}`);
 }
 
 function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, options: Required<ZooKeeperOptions>): ZooKeeperServer {
@@ -318,22 +322,41 @@ function resolveOptions(options: ZooKeeperOptions): Required<ZooKeeperOptions> {
   };
 }
 
-/** Starts a standalone ZooKeeper on a free loopback port; resolves once it answers `imok`. */
+/** How many times a standalone server is started on fresh ports when its port was taken meanwhile. */
+const PORT_RACE_ATTEMPTS = 4;
+
+/**
+ * Starts a standalone ZooKeeper on a free loopback port; resolves once it answers `imok` — and it
+ * is this server that answers (its `conf` names its own data dir: a port taken by another process
+ * between the probe and the bind is not mistaken for ours; the server is started again on another).
+ */
 export async function startZooKeeper(options: ZooKeeperOptions = {}): Promise<ZooKeeperServer> {
   assertInstalled();
   const opts = resolveOptions(options);
-  const dir = mkdtempSync(join(opts.baseDir, 'orrery-zk-'));
-  const plan: MemberPlan = { id: 1, clientPort: await freePort() };
-  const server = launchMember(plan, [plan], dir, opts);
-  try {
-    await (server as unknown as { start: () => Promise<void> }).start();
-    await until(async () => (await server.fourLetter('ruok')) === 'imok', opts.startTimeoutMs, 'ruok', server.logFile);
-    await until(async () => (await server.mode()) === 'standalone', opts.startTimeoutMs, 'srvr', server.logFile);
-  } catch (error) {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
+  for (let attempt = 1; ; attempt += 1) {
+    const dir = mkdtempSync(join(opts.baseDir, 'orrery-zk-'));
+    const plan: MemberPlan = { id: 1, clientPort: await freePort() };
+    const server = launchMember(plan, [plan], dir, opts);
+    try {
+      await (server as unknown as { start: () => Promise<void> }).start();
+      const ours = async (): Promise<boolean> => {
+        if (!server.running) throw new OrreryError('internal', `ZooKeeper exited while starting (port ${plan.clientPort} taken?); log: ${server.logFile}`, { details: { portRace: true } });
+        return (await server.fourLetter('conf')).includes(server.dataDir);
+      };
+      await until(async () => (await server.fourLetter('ruok')) === 'imok' && (await ours()), opts.startTimeoutMs, 'ruok', server.logFile, () => server.running);
+      await until(async () => (await server.mode()) === 'standalone', opts.startTimeoutMs, 'srvr', server.logFile, () => server.running);
+    } catch (error) {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+      const raced = /BindException|Address already in use/.test(readTail(server.logFile)) || !server.running;
+      if (raced && attempt < PORT_RACE_ATTEMPTS) continue;
+      throw error;
+    }
+    return finishStandalone(server, dir);
   }
+}
+
+function finishStandalone(server: ZooKeeperServer, dir: string): ZooKeeperServer {
   const stop = server.stop;
   return Object.assign(server, {
     async stop() {
