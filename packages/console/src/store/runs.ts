@@ -17,15 +17,20 @@
  *   integer offset, a re-serialised single byte range): no caller's header or path goes through.
  *   Nothing follows a redirect (the token stays with the executor it was meant for).
  * - Everything an executor answers is bounded (JSON bodies to {@link DEFAULT_MAX_ANSWER_BYTES}, a
- *   log to the length it announced) and validated (records that are not run records are dropped);
- *   logs are streamed, never held whole.
+ *   log to the smaller of the length it announced and the range asked for — reading stops there)
+ *   and validated (records that are not run records are dropped); logs are streamed, never held
+ *   whole. A follower takes only a 206 for the range it asked (or an empty answer), so an
+ *   executor that ignores `Range` costs it at most {@link FOLLOW_CHUNK_BYTES} per poll.
+ * - A log body is read only while the caller wants it: the caller's abort signal stays connected
+ *   until the body ends, and a body that stalls for {@link DEFAULT_BODY_IDLE_TIMEOUT_MS} while
+ *   being read fails (a follower then counts its executor as not answering).
  * - Without a cluster token every call fails with `unavailable`, naming `ORRERY_CLUSTER_TOKEN`.
  *   The token never appears in an error, an event or a log line.
  *
  * Not guaranteed: an executor's answer is as true as the executor (whoever can write its presence
  * node in ZooKeeper chooses where the token is sent — protect ZooKeeper with digest auth).
  */
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { StringDecoder } from 'node:string_decoder';
 import { Type, type Static } from '@sinclair/typebox';
@@ -46,6 +51,11 @@ import {
 
 /** How long one executor gets to answer a request (headers and a JSON body), in ms. */
 export const DEFAULT_EXECUTOR_TIMEOUT_MS = 5000;
+/**
+ * How long a log body may stall — no bytes while its reader waits for them — before the read
+ * fails, in ms. A reader that is slow itself does not count (the body is read only when it asks).
+ */
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 15_000;
 /** The most bytes read from an executor's JSON answer (1000 records of ~1 KiB, with room). */
 export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** Runs listed by default, and at most (the executors' own cap per request). */
@@ -136,6 +146,8 @@ export interface RunsClientOptions {
   timeoutMs?: number;
   /** Default {@link DEFAULT_MAX_ANSWER_BYTES}. */
   maxAnswerBytes?: number;
+  /** How long a log body may stall while read, in ms. Default {@link DEFAULT_BODY_IDLE_TIMEOUT_MS}. */
+  bodyIdleTimeoutMs?: number;
   /** Default: the global fetch (tests may pass their own). */
   fetch?: typeof fetch;
 }
@@ -324,9 +336,12 @@ export function executorBaseUrl(executor: RunExecutor): { ok: true; url: URL } |
   return { ok: true, url };
 }
 
-/** What one request to an executor gave. */
+/**
+ * What one request to an executor gave: `headersIn()` stops the answer's timeout (a body then
+ * streams at the reader's pace) and keeps the caller's signal connected; `done()` lets go of both.
+ */
 type Call =
-  | { ok: true; response: Response; done(): void }
+  | { ok: true; response: Response; headersIn(): void; done(): void }
   | { ok: false; unavailable: UnavailableExecutor };
 
 /** Sends one GET to an executor's history API (the path built by the caller from validated parts). */
@@ -342,6 +357,7 @@ async function callExecutor(executor: RunExecutor, path: string, query: Record<s
   const timer = setTimeout(() => controller.abort(new OrreryError('timeout', 'executor timeout')), timeoutMs);
   const onAbort = () => controller.abort(extra.signal?.reason);
   extra.signal?.addEventListener('abort', onAbort, { once: true });
+  const headersIn = () => clearTimeout(timer);
   const done = () => {
     clearTimeout(timer);
     extra.signal?.removeEventListener('abort', onAbort);
@@ -354,7 +370,7 @@ async function callExecutor(executor: RunExecutor, path: string, query: Record<s
       signal: controller.signal,
       headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/plain', ...(extra.range ? { range: extra.range } : {}) },
     });
-    return { ok: true, response, done };
+    return { ok: true, response, headersIn, done };
   } catch (error) {
     done();
     if (extra.signal?.aborted) throw new OrreryError('closed', 'request cancelled');
@@ -580,17 +596,57 @@ export interface LogAnswer {
 
 const DIGITS = /^\d{1,15}$/;
 
-/** Caps a stream at `limit` bytes (an executor that sends more than it announced is cut). */
-function capped(limit: number): Transform {
+/**
+ * An executor's body as a stream of at most `limit` bytes: it reads only when its consumer asks,
+ * stops reading (and cancels the body, freeing the connection) at `limit`, and fails when a read
+ * waits more than `idleMs` for bytes. `onEnd` is called once when it ends, fails or is destroyed.
+ */
+function boundedBody(source: WebReadableStream<Uint8Array>, limit: number, idleMs: number, onEnd: () => void): Readable {
+  const reader = source.getReader();
   let left = limit;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      if (left <= 0) return callback();
-      const part = chunk.length > left ? chunk.subarray(0, left) : chunk;
-      left -= part.length;
-      callback(null, part);
+  let ended = false;
+  const end = (): void => {
+    if (ended) return;
+    ended = true;
+    onEnd();
+    reader.cancel().catch(() => undefined); // a body already over or failed: nothing to cancel
+  };
+  return new Readable({
+    read() {
+      const timer = setTimeout(() => this.destroy(new OrreryError('timeout', `the executor sent nothing for ${idleMs} ms`)), idleMs);
+      reader.read().then(({ done, value }) => {
+        clearTimeout(timer);
+        if (this.destroyed) return;
+        if (done) {
+          end();
+          this.push(null);
+          return;
+        }
+        const part = value.byteLength > left ? value.subarray(0, left) : value;
+        left -= part.byteLength;
+        this.push(Buffer.from(part.buffer, part.byteOffset, part.byteLength));
+        // Enough: what lies past the range asked for (or the length announced) is never read.
+        if (left <= 0) {
+          end();
+          this.push(null);
+        }
+      }, (error: unknown) => {
+        clearTimeout(timer);
+        this.destroy(toError(error));
+      });
+    },
+    destroy(error, callback) {
+      end();
+      callback(error);
     },
   });
+}
+
+/** The most bytes an answer to `range` can hold (pure); undefined: no bound from the request. */
+function rangeLength(range: ByteRange | undefined): number | undefined {
+  if (!range) return undefined;
+  if (range.kind === 'suffix') return range.length;
+  return range.last === undefined ? undefined : range.last - range.first + 1;
 }
 
 /**
@@ -624,10 +680,22 @@ export async function readLogFrom(located: LocatedRun, stream: LogStream, option
     ...(options.signal ? { signal: options.signal } : {}),
   });
   if (!call.ok) throw new OrreryError('unavailable', `the log of run '${run.runId}' cannot be read: ${call.unavailable.message}`, { details: { runId: run.runId, ...call.unavailable } });
-  const { response } = call;
   const max = client.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
-  // Headers came: the timeout stops here, the body streams as fast as the reader takes it.
-  call.done();
+  // Headers came: the timeout stops here, the body streams as fast as the reader takes it. The
+  // caller's signal stays connected until the body ends (a reader that left stops the transfer).
+  call.headersIn();
+  let bodyHandedOver = false;
+  try {
+    return await logAnswer(located, call, max, options.range, client, () => { bodyHandedOver = true; });
+  } finally {
+    if (!bodyHandedOver) call.done();
+  }
+}
+
+/** The answer of {@link readLogFrom} from the executor's response; `handOver` when the body streams on. */
+async function logAnswer(located: LocatedRun, call: Extract<Call, { ok: true }>, max: number, range: ByteRange | undefined, client: RunsClientOptions, handOver: () => void): Promise<LogAnswer> {
+  const { executor, run } = located;
+  const { response } = call;
   if (response.status === 404) {
     const why = await refusal(executor.name, response, max);
     if (why.reason === 'history-off') throw new OrreryError('unavailable', why.message, { details: { runId: run.runId, ...why } });
@@ -651,14 +719,12 @@ export async function readLogFrom(located: LocatedRun, stream: LogStream, option
     discard(response);
     return { status: 416, size, length: 0, contentRange: `bytes */${size}`, body: null, run, executor: executor.name };
   }
-  const length = Number(lengthHeader);
+  // Never more than was asked for, whatever the executor announces.
+  const length = Math.min(Number(lengthHeader), rangeLength(range) ?? Infinity);
   let body: Readable | null = null;
   if (length > 0 && response.body) {
-    const source = Readable.fromWeb(response.body as unknown as WebReadableStream<Uint8Array>);
-    const limit = capped(length);
-    source.on('error', (error) => limit.destroy(toError(error)));
-    limit.on('close', () => { if (!source.destroyed) source.destroy(); });
-    body = source.pipe(limit);
+    body = boundedBody(response.body as unknown as WebReadableStream<Uint8Array>, length, client.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS, call.done);
+    handOver();
   } else {
     discard(response);
   }
@@ -707,7 +773,7 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Reads a whole small body (a poll's chunk, at most {@link FOLLOW_CHUNK_BYTES}). */
+/** Reads a whole small body (a poll's chunk: {@link readLogFrom} bounds it to the range asked for). */
 async function drain(body: Readable | null): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
   const parts: Buffer[] = [];
@@ -749,8 +815,23 @@ export async function* followLog(directory: RunDirectory, job: string, runId: st
         if (hasErrorCode(error, 'not-found')) return true; // no log (yet, or any more): the record decides
         throw error;
       }
-      if (answer.status === 416 || answer.length === 0) return true;
-      const bytes = await drain(answer.body);
+      if (answer.status === 416 || answer.length === 0) {
+        answer.body?.destroy();
+        return true;
+      }
+      // Only the range asked for: an executor that ignores Range (a 200 with a body) or sends
+      // another range is not answering the follower (its body is left unread).
+      if (answer.status !== 206 || !answer.contentRange?.startsWith(`bytes ${offset}-`)) {
+        answer.body?.destroy();
+        return false;
+      }
+      let bytes: Buffer;
+      try {
+        bytes = await drain(answer.body);
+      } catch {
+        // Aborted (the reader left), stalled past the idle timeout, or cut short.
+        return signal?.aborted === true;
+      }
       if (bytes.length === 0) return true;
       const start = offset;
       offset += bytes.length;
