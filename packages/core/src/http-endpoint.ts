@@ -72,6 +72,9 @@ export interface HttpErrorBody {
   details?: Record<string, unknown>;
 }
 
+/** Proxies trusted with `X-Forwarded-*`: none, a hop count, or their addresses / CIDR ranges. */
+export type TrustProxy = false | number | readonly string[];
+
 /** Options of {@link createHttpApp} and {@link startHttpEndpoint}. */
 export interface HttpEndpointOptions {
   /** TCP port (0: any free port). */
@@ -94,11 +97,16 @@ export interface HttpEndpointOptions {
    */
   wrapErrors?: boolean;
   /**
-   * Trust `X-Forwarded-For` / `-Proto` / `-Host` from a proxy in front (Fastify's `trustProxy`):
-   * `request.ip` is then the client's address and `request.protocol` what it used. Default false
-   * (a client could otherwise claim any address).
+   * Which proxies in front to believe about `X-Forwarded-For` / `-Proto` / `-Host` (Fastify's
+   * `trustProxy`): the number of proxy hops in front (`1`: the one proxy), or the proxies'
+   * addresses and CIDR ranges. `request.ip` is then the first address, counted from the
+   * connection's end, that is not a trusted proxy (not the leftmost entry, which the client
+   * writes), and `request.protocol` what the trusted proxy saw. A hop count trusts whatever
+   * connects as the first proxy: only safe when nothing but the proxy reaches the port (a list
+   * of addresses is not). Default false: the connection's own address. There is no "trust
+   * everything": a client could claim any address.
    */
-  trustProxy?: boolean;
+  trustProxy?: TrustProxy;
 }
 
 /** A running endpoint. */
@@ -225,6 +233,17 @@ function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply,
 }
 
 /**
+ * Fastify's `trustProxy` for a {@link TrustProxy} (pure). A hop count becomes proxy-addr's hop
+ * rule as a function — trust the connection's peer and the next `hops - 1` addresses of
+ * X-Forwarded-For, from its right end — because Fastify ignores a bare number (it trusts nothing).
+ */
+function fastifyTrustProxy(trust: TrustProxy | undefined): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  if (Array.isArray(trust)) return [...(trust as readonly string[])];
+  return false;
+}
+
+/**
  * Builds the endpoint's Fastify app (not listening; `app.inject()` tests it): `/metrics`,
  * `/healthz`, the process's `routes`, the one error handler, the JSON 404 and the bounds above.
  */
@@ -236,7 +255,7 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
     bodyLimit: HTTP_BODY_LIMIT,
     requestTimeout: HTTP_REQUEST_TIMEOUT_MS,
     forceCloseConnections: true,
-    trustProxy: options.trustProxy === true,
+    trustProxy: fastifyTrustProxy(options.trustProxy),
     routerOptions: { maxParamLength: HTTP_MAX_PARAM_LENGTH },
     // Node would answer a missing Host with a bare 400 of its own; the hook below answers it in JSON.
     http: { requireHostHeader: false, maxHeaderSize: HTTP_MAX_HEADER_BYTES },

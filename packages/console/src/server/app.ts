@@ -18,7 +18,7 @@ import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { OrreryError, ORRERY_VERSION, createHttpApp, type HttpApp } from '@orrery/core';
+import { OrreryError, ORRERY_VERSION, createHttpApp, type HttpApp, type TrustProxy } from '@orrery/core';
 import { decideAccess, type Access, type Principal } from './access.js';
 import type { ConsoleContext } from './context.js';
 
@@ -45,8 +45,11 @@ export interface ConsoleAppOptions {
   routes: readonly ConsoleRoutes[];
   /** The health answer (default: ZooKeeper connected and the cache loaded). */
   health?: () => { ok: boolean } & Record<string, unknown>;
-  /** Trust a proxy's X-Forwarded-For/-Proto (`--trust-proxy`): the audit's address is the client's. Default false. */
-  trustProxy?: boolean;
+  /**
+   * The proxies in front trusted with X-Forwarded-For/-Proto (`--trust-proxy`: a hop count or their
+   * addresses), so that the audit's address and the login limit's key are the client's. Default false.
+   */
+  trustProxy?: TrustProxy;
 }
 
 /** The caller's namespace, when the route names one (`:namespace`). */
@@ -63,7 +66,7 @@ export function createConsoleApp(ctx: ConsoleContext, options: ConsoleAppOptions
     health,
     logger: ctx.logger,
     wrapErrors: true,
-    trustProxy: options.trustProxy === true,
+    trustProxy: options.trustProxy ?? false,
     routes: async (app) => {
       await app.register(helmet, {
         // The UI and the API docs load their own scripts and styles only.

@@ -78,7 +78,7 @@ describe('login, logout, me', () => {
   it('sets Secure when the request came over https through a trusted proxy', async () => {
     // A second app, as with --trust-proxy: X-Forwarded-Proto says https.
     const ctx = { zk, cache, logger: silentLogger(), metrics: createMetrics(), auth: createAuthenticator({ cache, now: () => now }), audit: createAuditor({ zk, cache, logger: silentLogger(), now: () => now }), clusterToken: undefined, sessionTtlMs: 60_000, now: () => now };
-    const proxied = createConsoleApp(ctx, { routes: ALL_ROUTES, trustProxy: true });
+    const proxied = createConsoleApp(ctx, { routes: ALL_ROUTES, trustProxy: 1 });
     try {
       const answer = await proxied.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { user: 'vera', password: 'vera-password' }, headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' } });
       expect(answer.statusCode).toBe(200);
