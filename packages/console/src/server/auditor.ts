@@ -4,7 +4,8 @@
  *
  * What it guarantees: who (the request's principal: user, session or token, the token's id), when,
  * from which address (`request.ip`), what, before and after — with secrets redacted and big values
- * cut (see store/audit.ts). It never throws into the request that made the change: a failed write
+ * cut (see store/audit.ts). Only changes are recorded: a refused attempt (a failed login) is the
+ * route's to log and count, never an entry that anyone could write to push real ones out. It never throws into the request that made the change: a failed write
  * is logged as an error (the change itself has happened).
  */
 import { toError, type Logger, type ZkClient } from '@orrery/core';
@@ -24,12 +25,6 @@ export interface AuditorOptions {
   maxEntries?: number;
 }
 
-/** An entry of a request with no principal yet (a failed login): who tried, by name. */
-export interface AnonymousAuditEntry extends AuditEntry {
-  /** Recorded as the user when the request carries no principal (null otherwise). */
-  user?: string | null;
-}
-
 /** Creates the auditor. */
 export function createAuditor(options: AuditorOptions): Auditor {
   const bound = options.maxEntries ?? AUDIT_MAX_ENTRIES;
@@ -43,11 +38,11 @@ export function createAuditor(options: AuditorOptions): Auditor {
       .finally(() => { pruning = undefined; });
   };
   return {
-    async record(request: FastifyRequest, entry: AnonymousAuditEntry): Promise<void> {
+    async record(request: FastifyRequest, entry: AuditEntry): Promise<void> {
       const principal = request.principal;
       const record = buildAuditRecord({
         at: options.now(),
-        user: principal?.user ?? entry.user ?? null,
+        user: principal?.user ?? null,
         via: principal?.via ?? null,
         ...(principal?.tokenId !== undefined ? { tokenId: principal.tokenId } : {}),
         ip: request.ip,

@@ -43,7 +43,7 @@ const SECRET_FIELDS = new Set(['password', 'passwordhash', 'currentpassword', 'n
 export const AuditRecordSchema = Type.Object({
   /** Epoch ms. */
   at: Type.Integer({ minimum: 0 }),
-  /** Who: the user (null: an unauthenticated request, e.g. a failed login). */
+  /** Who: the user (null: a request without credentials; failed logins are not recorded). */
   user: Type.Union([Type.String({ maxLength: AUDIT_TEXT_MAX }), Type.Null()]),
   /** How they authenticated. */
   via: Type.Union([Type.Literal('session'), Type.Literal('token'), Type.Null()]),

@@ -92,7 +92,7 @@ describe('login, logout, me', () => {
     }
   });
 
-  it('a failed login says nothing about which part was wrong, and is audited without the password', async () => {
+  it('a failed login says nothing about which part was wrong, and is not audited (it changes nothing)', async () => {
     const wrongPassword = await login('owen', 'not-his-password');
     const noSuchUser = await login('nobody', 'not-his-password');
     expect(wrongPassword.statusCode).toBe(401);
@@ -103,12 +103,9 @@ describe('login, logout, me', () => {
     const bad = await login('', '');
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error.details.issues.map((i: { field: string }) => i.field).sort()).toEqual(['password', 'user']);
-    await eventually(async () => {
-      const answer = await app.inject({ method: 'GET', url: '/api/v1/audit?action=auth.login-failed', headers: { cookie: adminCookie } });
-      expect(answer.json().entries.map((e: { target: string }) => e.target)).toEqual(expect.arrayContaining(['owen', 'nobody']));
-      expect(answer.body).not.toContain('not-his-password');
-      expect(answer.json().entries[0]).toMatchObject({ user: null, via: null, ip: '127.0.0.1' });
-    });
+    // Logged and counted instead (auth-hardening.test.ts): an anonymous caller cannot flood the audit log.
+    const answer = await app.inject({ method: 'GET', url: '/api/v1/audit?action=auth.login-failed', headers: { cookie: adminCookie } });
+    expect(answer.json().entries).toEqual([]);
   });
 
   it('limits failed logins per user (429 with the wait), even with the right password after', async () => {
