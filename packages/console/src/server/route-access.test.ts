@@ -20,11 +20,12 @@ const NS = 'ns1';
 /** Callers, weakest first. */
 const CALLERS = ['anonymous', 'viewer', 'operator', 'owner', 'admin'] as const;
 type Caller = (typeof CALLERS)[number];
+// Signed in with a session: a token is refused one route whatever its role (POST /tokens).
 const PRINCIPALS: Record<Exclude<Caller, 'anonymous'>, Principal> = {
-  viewer: { user: 'vic', admin: false, roles: { [NS]: 'viewer', other: 'owner' }, via: 'token' },
-  operator: { user: 'opal', admin: false, roles: { [NS]: 'operator', other: 'owner' }, via: 'token' },
-  owner: { user: 'oona', admin: false, roles: { [NS]: 'owner' }, via: 'token' },
-  admin: { user: 'root', admin: true, roles: {}, via: 'token' },
+  viewer: { user: 'vic', admin: false, roles: { [NS]: 'viewer', other: 'owner' }, via: 'session' },
+  operator: { user: 'opal', admin: false, roles: { [NS]: 'operator', other: 'owner' }, via: 'session' },
+  owner: { user: 'oona', admin: false, roles: { [NS]: 'owner' }, via: 'session' },
+  admin: { user: 'root', admin: true, roles: {}, via: 'session' },
 };
 /** The weakest caller each declared level lets in (by index in CALLERS). */
 const REQUIRED: Record<Access['level'], number> = { public: 0, user: 1, viewer: 1, operator: 2, owner: 3, admin: 4 };

@@ -2,6 +2,11 @@
  * `/api/v1/tokens`: API tokens for automation. A user creates, lists and revokes their own; an
  * admin lists and revokes anyone's. The token itself is in the creation's answer only; it is
  * stored hashed, and never reaches a log or the audit.
+ *
+ * Tokens are created from a signed-in session only: a token cannot make another (an expiring or
+ * stolen token would otherwise mint one that never expires). A token lives until it expires, is
+ * revoked, or its owner is deleted — "log out everywhere" and a password change end sessions, not
+ * tokens (as API tokens usually work: revoke them here).
  */
 import { Type } from '@sinclair/typebox';
 import { OrreryError, TOKEN_ID_PATTERN, USER_NAME_PATTERN } from '@orrery/core';
@@ -28,7 +33,7 @@ export const tokenRoutes: ConsoleRoutes = async (app, ctx) => {
   app.post('/tokens', {
     schema: {
       tags: ['tokens'],
-      summary: 'Create an API token for yourself; the answer holds the token, shown this once (send it as Authorization: Bearer …)',
+      summary: 'Create an API token for yourself, from a signed-in session (a token may not create tokens: 403); the answer holds the token, shown this once (send it as Authorization: Bearer …)',
       body: Type.Object({
         name: Type.String({ minLength: 1, maxLength: TOKEN_NAME_MAX_LENGTH, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'a label, e.g. "ci deploy"' }),
         expiresInDays: Type.Optional(Type.Integer({ minimum: 1, maximum: TOKEN_MAX_DAYS, description: 'absent: never expires' })),
@@ -36,6 +41,12 @@ export const tokenRoutes: ConsoleRoutes = async (app, ctx) => {
       response: { 201: Type.Composite([TokenSchema, Type.Object({ token: Type.String({ description: 'the secret: shown once' }) })]) },
     },
     config: { access: { level: 'user' } },
+    // Decided before the body is read, as access is (the app's hook has set the principal).
+    onRequest: async (request) => {
+      if (request.principal?.via === 'token') {
+        throw new OrreryError('forbidden', 'an API token cannot create tokens: create tokens from a signed-in session (POST /api/v1/auth/login)', { details: { need: 'session', via: 'token' } });
+      }
+    },
   }, async (request, reply) => {
     const principal = request.principal!;
     const { name, expiresInDays } = request.body as { name: string; expiresInDays?: number };
