@@ -4,7 +4,7 @@
  * the cache; writes are versioned compare-and-set and audited, never with a password or its hash.
  */
 import { Type } from '@sinclair/typebox';
-import { NODE_NAME_PATTERN, OrreryError, USER_NAME_PATTERN } from '@orrery/core';
+import { NODE_NAME_PATTERN, OrreryError, USER_NAME_PATTERN, toError } from '@orrery/core';
 import type { ConsoleRoutes } from '../app.js';
 import { accountsOf } from '../accounts.js';
 import { deleteUserTokens } from '../../store/tokens.js';
@@ -101,8 +101,22 @@ export const userRoutes: ConsoleRoutes = async (app, ctx) => {
     const { user } = request.params as { user: string };
     const { version } = request.query as { version?: number };
     const before = await deleteUser(ctx.zk, user, version);
-    const tokens = await deleteUserTokens(ctx.zk, user);
-    await ctx.audit.record(request, { action: 'user.delete', target: user, before, details: { tokensRevoked: tokens } });
+    // The user is gone (and their tokens already refused: a token names its owner's createdAt).
+    // The entry is written whatever the token cleanup does, and says whether it finished.
+    let cleanup: { tokensRevoked: string[] } | { error: Error };
+    try {
+      cleanup = { tokensRevoked: await deleteUserTokens(ctx.zk, user) };
+    } catch (error) {
+      cleanup = { error: toError(error) };
+    }
+    const details = 'error' in cleanup
+      ? { tokenCleanup: 'failed', tokenCleanupError: cleanup.error.message }
+      : { tokenCleanup: 'finished', tokensRevoked: cleanup.tokensRevoked };
+    await ctx.audit.record(request, { action: 'user.delete', target: user, before, details });
+    if ('error' in cleanup) {
+      ctx.logger.warn({ err: cleanup.error, user }, 'user deleted, but not all their tokens');
+      throw cleanup.error;
+    }
     void reply.code(204);
   });
 };
