@@ -12,8 +12,8 @@
  *   16 KiB) is answered with a JSON 400 (431 for the headers, 408 for a request slower than
  *   {@link HTTP_REQUEST_TIMEOUT_MS}) and the connection is closed.
  * - **Bounded input**: bodies up to {@link HTTP_BODY_LIMIT} bytes (no route takes one), path
- *   parameters up to {@link HTTP_MAX_PARAM_LENGTH} characters, at most
- *   {@link HTTP_MAX_CONNECTIONS} connections at once (more are refused by the kernel's backlog).
+ *   parameters up to {@link HTTP_MAX_PARAM_LENGTH} characters, at most `maxConnections`
+ *   (default {@link HTTP_MAX_CONNECTIONS}) connections at once (more are dropped at accept).
  * - **Local by default**: it binds {@link DEFAULT_HTTP_HOST} unless told otherwise.
  * - `HEAD` works wherever `GET` does. Unknown paths and methods are a JSON 404.
  *
@@ -51,7 +51,7 @@ export const HTTP_MAX_PARAM_LENGTH = 128;
 export const HTTP_MAX_HEADER_BYTES = 16 * 1024;
 /** A request must arrive whole within this many ms (else a 408 and the connection closes). */
 export const HTTP_REQUEST_TIMEOUT_MS = 30_000;
-/** Connections served at once; more are dropped at accept. */
+/** Connections served at once unless a process asks for more (`maxConnections`); more are dropped at accept. */
 export const HTTP_MAX_CONNECTIONS = 256;
 /** Longest request target quoted back in a 404's message, in characters. */
 const QUOTED_TARGET_LENGTH = 200;
@@ -107,6 +107,11 @@ export interface HttpEndpointOptions {
    * everything": a client could claim any address.
    */
   trustProxy?: TrustProxy;
+  /**
+   * Connections served at once; more are dropped at accept. Default {@link HTTP_MAX_CONNECTIONS}
+   * (the executor's and the allocator's); the console, whose event streams each hold one, asks for more.
+   */
+  maxConnections?: number;
 }
 
 /** A running endpoint. */
@@ -265,7 +270,7 @@ export function createHttpApp(options: Omit<HttpEndpointOptions, 'port' | 'host'
     // Every problem at once, and unknown query fields refused rather than silently dropped.
     ajv: { customOptions: { allErrors: true, removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.server.maxConnections = HTTP_MAX_CONNECTIONS;
+  app.server.maxConnections = options.maxConnections ?? HTTP_MAX_CONNECTIONS;
   // Node hands CONNECT and Upgrade requests to these events (closing the socket without a word
   // when nobody listens, or leaving the request half-parsed); nothing here tunnels or switches protocols.
   app.server.on('connect', (_request: unknown, socket: Duplex) => {
