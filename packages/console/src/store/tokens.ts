@@ -145,6 +145,19 @@ export async function createToken(
   throw new OrreryError('internal', 'could not draw a free token id');
 }
 
+/**
+ * Reads one token from ZooKeeper (not the cache: a token created a moment ago through this very
+ * console may not have reached the cache yet); undefined when it is not there or unreadable.
+ */
+export async function readToken(zk: ZkClient, id: string): Promise<TokenRecord | undefined> {
+  if (!TOKEN_ID_PATTERN.test(id)) return undefined;
+  const read = await readJson(zk, paths.consoleToken(id), checkTokenRecord).catch((error: unknown) => {
+    if (hasErrorCode(error, 'bad-data')) return undefined;
+    throw error;
+  });
+  return read?.value;
+}
+
 /** Deletes a token; `not-found` when it is not there. Resolves the record it held. */
 export async function deleteToken(zk: ZkClient, id: string): Promise<TokenRecord> {
   if (!TOKEN_ID_PATTERN.test(id)) throw new OrreryError('not-found', `token '${id}' does not exist`, { details: { token: id } });

@@ -188,6 +188,15 @@ describe('API tokens', () => {
     });
   });
 
+  it('a token revoked right after it was created is revoked (the console reads its own write)', async () => {
+    for (let i = 0; i < 5; i += 1) {
+      const created = await app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { cookie: adminCookie }, payload: { name: `at once ${i}` } });
+      expect(created.statusCode).toBe(201);
+      const revoked = await app.inject({ method: 'DELETE', url: `/api/v1/tokens/${created.json().id as string}`, headers: { cookie: adminCookie } });
+      expect(revoked.statusCode, revoked.body).toBe(204);
+    }
+  });
+
   it('refuses bad input with the field and the rule, and expires', async () => {
     const bad = await app.inject({ method: 'POST', url: '/api/v1/tokens', headers: { cookie: adminCookie }, payload: { name: '', expiresInDays: 0, colour: 'red' } });
     expect(bad.statusCode).toBe(400);

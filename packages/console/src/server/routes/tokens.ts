@@ -12,7 +12,7 @@ import { Type } from '@sinclair/typebox';
 import { OrreryError, TOKEN_ID_PATTERN, USER_NAME_PATTERN } from '@orrery/core';
 import type { ConsoleRoutes } from '../app.js';
 import { accountsOf } from '../accounts.js';
-import { TOKEN_NAME_MAX_LENGTH, TOKENS_PER_USER_MAX, createToken, deleteToken, tokenView } from '../../store/tokens.js';
+import { TOKEN_NAME_MAX_LENGTH, TOKENS_PER_USER_MAX, createToken, deleteToken, readToken, tokenView } from '../../store/tokens.js';
 
 /** Longest token life, in days. */
 export const TOKEN_MAX_DAYS = 3650;
@@ -92,7 +92,8 @@ export const tokenRoutes: ConsoleRoutes = async (app, ctx) => {
   }, async (request, reply) => {
     const principal = request.principal!;
     const { id } = request.params as { id: string };
-    const record = accounts.token(id);
+    // Read your own writes: a token made a moment ago (maybe through this console) may not be cached yet.
+    const record = accounts.token(id) ?? (await readToken(ctx.zk, id));
     // Someone else's token is "not found" to a non-admin: ids are not a way to learn who holds what.
     if (!record || (!principal.admin && record.user !== principal.user)) {
       throw new OrreryError('not-found', `token '${id}' does not exist`, { details: { token: id } });
