@@ -10,6 +10,11 @@
  *   authenticated and authorised on the server before the handler runs: 401 without valid
  *   credentials, 403 without the role — for every route, whatever the UI shows.
  * - Security headers (helmet), cookies (the UI's session), and a per-route rate limit (login).
+ * - **Bounded event streams** (the live events and the log streams together): at most
+ *   {@link STREAMS_PER_USER_MAX} per user and {@link STREAMS_MAX} in all on one console (more: 429
+ *   `too-many-requests`), and each stream re-checks its caller while it is open
+ *   ({@link StreamSlot.allowed}): a revoked token, a deleted user, a removed role or a moved session
+ *   epoch ends it.
  *
  * Not here: TLS (put a proxy in front), and any state of its own — everything lives in ZooKeeper.
  */
@@ -18,6 +23,7 @@ import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyRequest } from 'fastify';
 import { OrreryError, ORRERY_VERSION, createHttpApp, type HttpApp, type TrustProxy } from '@orrery/core';
 import { decideAccess, type Access, type Principal } from './access.js';
 import type { ConsoleContext } from './context.js';
@@ -31,6 +37,10 @@ declare module 'fastify' {
     /** The authenticated caller (set before the handler of every API route that is not public). */
     principal?: Principal;
   }
+  interface FastifyInstance {
+    /** The console's open event streams (see {@link StreamRegistry}). */
+    streams: StreamRegistry;
+  }
 }
 
 /** A plugin adding one resource's routes to the API scope (prefix `/api/v1`). */
@@ -38,6 +48,96 @@ export type ConsoleRoutes = (app: HttpApp, ctx: ConsoleContext) => Promise<void>
 
 /** The API's path prefix. */
 export const API_PREFIX = '/api/v1';
+
+/** Event streams (live events and log streams together) one user may hold open on one console. */
+export const STREAMS_PER_USER_MAX = 8;
+/** Event streams one console holds open in all. */
+export const STREAMS_MAX = 200;
+/**
+ * Connections one console serves at once (core's default, 256, is the executor's and the
+ * allocator's): every open stream holds one, and ordinary requests need room beside them.
+ */
+export const CONSOLE_MAX_CONNECTIONS = 1024;
+
+/** The caps on open event streams. */
+export interface StreamLimits {
+  /** Per user. Default {@link STREAMS_PER_USER_MAX}. */
+  perUser: number;
+  /** In all. Default {@link STREAMS_MAX}. */
+  total: number;
+}
+
+/** Whether one more stream may open (pure): `open` counts the streams open now, in all and the caller's. */
+export function admitStream(open: { total: number; user: number }, limits: StreamLimits): 'admitted' | 'user-limit' | 'total-limit' {
+  if (open.user >= limits.perUser) return 'user-limit';
+  if (open.total >= limits.total) return 'total-limit';
+  return 'admitted';
+}
+
+/** An open stream's slot. */
+export interface StreamSlot {
+  /**
+   * Authenticates the request again and re-checks the route's access (the cache only: cheap):
+   * false once its caller may no longer read it (or the slot was released).
+   */
+  allowed(): Promise<boolean>;
+  /** Frees the slot; idempotent. */
+  release(): void;
+}
+
+/** The console's open event streams. */
+export interface StreamRegistry {
+  /**
+   * Takes a slot for the caller of `request` (an authenticated API request), or throws
+   * `too-many-requests` (429) when the caller or the console holds as many streams as allowed.
+   */
+  open(request: FastifyRequest): StreamSlot;
+  /** Streams open now. */
+  readonly size: number;
+}
+
+/** The last event of a stream whose caller lost access (the stream ends after it). */
+export const ACCESS_REVOKED_EVENT = {
+  event: 'closed',
+  data: { reason: 'access-revoked', message: 'access to this stream ended (signed out everywhere, password changed, token revoked or expired, user deleted or role removed): sign in again' },
+} as const;
+
+/** The registry of one console app; `recheck` decides whether a request may still read. */
+function createStreamRegistry(limits: StreamLimits, recheck: (request: FastifyRequest) => Promise<boolean>): StreamRegistry {
+  const perUser = new Map<string, number>();
+  let total = 0;
+  return {
+    open(request) {
+      const user = request.principal?.user ?? '';
+      const verdict = admitStream({ total, user: perUser.get(user) ?? 0 }, limits);
+      if (verdict === 'user-limit') {
+        throw new OrreryError('too-many-requests', `${user} already has ${limits.perUser} event streams open on this console (the most one user may): close one (another tab or window) first`, { details: { limit: limits.perUser, scope: 'user' } });
+      }
+      if (verdict === 'total-limit') {
+        throw new OrreryError('too-many-requests', `this console already serves ${limits.total} event streams (the most it serves at once): try again later or use another console`, { details: { limit: limits.total, scope: 'console' } });
+      }
+      total += 1;
+      perUser.set(user, (perUser.get(user) ?? 0) + 1);
+      let released = false;
+      return {
+        async allowed() {
+          return !released && (await recheck(request));
+        },
+        release() {
+          if (released) return;
+          released = true;
+          total -= 1;
+          const left = (perUser.get(user) ?? 1) - 1;
+          if (left > 0) perUser.set(user, left);
+          else perUser.delete(user);
+        },
+      };
+    },
+    get size() {
+      return total;
+    },
+  };
+}
 
 /** Options of {@link createConsoleApp}. */
 export interface ConsoleAppOptions {
@@ -50,6 +150,10 @@ export interface ConsoleAppOptions {
    * addresses), so that the audit's address and the login limit's key are the client's. Default false.
    */
   trustProxy?: TrustProxy;
+  /** Caps on open event streams (tests lower them). */
+  streamLimits?: Partial<StreamLimits>;
+  /** Connections served at once. Default {@link CONSOLE_MAX_CONNECTIONS}. */
+  maxConnections?: number;
 }
 
 /** The caller's namespace, when the route names one (`:namespace`). */
@@ -61,12 +165,23 @@ function routeNamespace(params: unknown): string | undefined {
 /** Builds the console app (not listening: `app.inject()` tests it; `listen()` serves it). */
 export function createConsoleApp(ctx: ConsoleContext, options: ConsoleAppOptions): HttpApp {
   const health = options.health ?? (() => ({ ok: ctx.zk.phase === 'connected' && ctx.cache.initialized, zookeeper: ctx.zk.phase, cache: ctx.cache.initialized ? 'loaded' : 'loading', version: ORRERY_VERSION }));
-  return createHttpApp({
+  const streams = createStreamRegistry(
+    { perUser: options.streamLimits?.perUser ?? STREAMS_PER_USER_MAX, total: options.streamLimits?.total ?? STREAMS_MAX },
+    async (request) => {
+      const access = request.routeOptions.config.access;
+      if (!access) return true;
+      // Fail closed: a caller that cannot be judged may not keep reading.
+      const principal = await ctx.auth.authenticate(request).catch(() => undefined);
+      return decideAccess(access, principal, routeNamespace(request.params)) === 'allowed';
+    },
+  );
+  const app = createHttpApp({
     metrics: ctx.metrics,
     health,
     logger: ctx.logger,
     wrapErrors: true,
     trustProxy: options.trustProxy ?? false,
+    maxConnections: options.maxConnections ?? CONSOLE_MAX_CONNECTIONS,
     routes: async (app) => {
       await app.register(helmet, {
         // The UI and the API docs load their own scripts and styles only.
@@ -118,4 +233,7 @@ export function createConsoleApp(ctx: ConsoleContext, options: ConsoleAppOptions
       }, { prefix: API_PREFIX });
     },
   });
+  // On the root, before the plugins load: every scope (and a test) sees it.
+  app.decorate('streams', streams);
+  return app;
 }

@@ -747,6 +747,8 @@ export interface FollowLogOptions extends FindRunOptions {
   stream?: LogStream;
   /** Start at this byte (default 0). */
   offset?: number;
+  /** The run, already found by {@link getRun} (the follower then does not look it up again). */
+  located?: LocatedRun;
   /** Stops the follower (a disconnected client). */
   signal?: AbortSignal;
   /** Default {@link DEFAULT_FOLLOW_POLL_MS}. */
@@ -796,7 +798,7 @@ export async function* followLog(directory: RunDirectory, job: string, runId: st
   const offlineAfterMs = options.offlineAfterMs ?? DEFAULT_OFFLINE_AFTER_MS;
   const now = options.now ?? Date.now;
   const signal = options.signal;
-  let located = await getRun(directory, job, runId, options, client);
+  let located = options.located ?? await getRun(directory, job, runId, options, client);
   let offset = options.offset ?? 0;
   const decoder = new StringDecoder('utf8');
   let failingSince: number | undefined;

@@ -13,14 +13,19 @@
  * - **Bounded**: a client that does not read is dropped (its connection closed) once more than
  *   {@link EVENTS_MAX_BUFFERED_BYTES} wait for it, never buffered without end; it reconnects and
  *   reads again.
- * - Cleaned up on disconnect (and when the console closes): the cache listener and timers go.
+ * - **Re-checked**: the caller is authenticated again and its role re-checked (from the cache) on
+ *   every heartbeat, before every flush and whenever the console's accounts change (users, tokens,
+ *   the session secret); once it fails, the stream sends `closed` `{reason: 'access-revoked'}`
+ *   and ends. Each stream counts against the caller's and the console's caps (app.ts).
+ * - Cleaned up on disconnect (and when the console closes): the cache listener, timers and the
+ *   stream's slot go.
  * Not guaranteed: delivery of every change (a reconnecting client re-reads what it shows), and
  * order between different things within one window.
  */
 import type { Writable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { OrreryError, toError } from '@orrery/core';
-import type { ConsoleRoutes } from '../app.js';
+import { ACCESS_REVOKED_EVENT, type ConsoleRoutes } from '../app.js';
 import type { CacheChange } from '../console-cache.js';
 import type { ConsoleContext } from '../context.js';
 import { NamespaceParams } from './namespaces.js';
@@ -53,16 +58,32 @@ export interface SseChannel {
   push(key: string, render: () => SseEvent): void;
   /** Writes an event now (not coalesced). */
   send(event: SseEvent): void;
+  /** Asks `authorize` again now (it is asked on every heartbeat and flush anyway). */
+  recheck(): void;
   readonly closed: boolean;
   /** Stops timers and writes; idempotent. */
   close(): void;
 }
 
+/** Options of one {@link createSseChannel} beyond its timings. */
+export interface SseChannelHooks {
+  /** Called once when the channel closes the client for being slow. */
+  onDrop?: () => void;
+  /** Called once when the channel closes, for whatever reason. */
+  onClose?: () => void;
+  /**
+   * Whether the client may still read (asked on every heartbeat, before every flush, and on
+   * {@link SseChannel.recheck}); once it says false (or fails), the channel sends
+   * {@link ACCESS_REVOKED_EVENT} and ends the response. Default: always.
+   */
+  authorize?: () => Promise<boolean>;
+}
+
 /**
- * Creates the per-client channel over `out` (the response): coalescing, heartbeat and the buffer
- * bound of the module header. `onDrop` is called once when it closes the client for being slow.
+ * Creates the per-client channel over `out` (the response): coalescing, heartbeat, the buffer
+ * bound and the access re-checks of the module header.
  */
-export function createSseChannel(out: Writable, options: SseOptions & { onDrop?: () => void; onClose?: () => void } = {}): SseChannel {
+export function createSseChannel(out: Writable, options: SseOptions & SseChannelHooks = {}): SseChannel {
   const coalesceMs = options.coalesceMs ?? EVENTS_COALESCE_MS;
   const maxBuffered = options.maxBufferedBytes ?? EVENTS_MAX_BUFFERED_BYTES;
   const pending = new Map<string, () => SseEvent>();
@@ -85,6 +106,21 @@ export function createSseChannel(out: Writable, options: SseOptions & { onDrop?:
     // JSON has no raw newlines, so one data line holds it.
     return `id: ${id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
   };
+  // Runs `then` only while the client may still read; ends the stream once it may not.
+  const whenAllowed = (then: () => void): void => {
+    const authorize = options.authorize;
+    if (!authorize) return then();
+    authorize().then((ok) => ok, () => false).then((ok) => {
+      if (closed) return;
+      if (ok) return then();
+      const last = frame(ACCESS_REVOKED_EVENT);
+      // A client that is not reading gets no goodbye: its connection just closes.
+      const stuck = out.writableNeedDrain;
+      channel.close();
+      if (stuck) out.destroy();
+      else out.end(last);
+    }, () => undefined); // the steps above do not throw; nothing to report
+  };
   const flush = (): void => {
     flushTimer = undefined;
     const batch = [...pending.values()];
@@ -99,18 +135,21 @@ export function createSseChannel(out: Writable, options: SseOptions & { onDrop?:
     }
     if (text) write(text);
   };
-  const heartbeat = setInterval(() => write(`: heartbeat ${new Date().toISOString()}\n\n`), options.heartbeatMs ?? EVENTS_HEARTBEAT_MS);
+  const heartbeat = setInterval(() => whenAllowed(() => write(`: heartbeat ${new Date().toISOString()}\n\n`)), options.heartbeatMs ?? EVENTS_HEARTBEAT_MS);
   heartbeat.unref();
 
   const channel: SseChannel = {
     push(key, render) {
       if (closed) return;
       pending.set(key, render);
-      flushTimer ??= setTimeout(flush, coalesceMs);
+      flushTimer ??= setTimeout(() => whenAllowed(flush), coalesceMs);
       flushTimer.unref();
     },
     send(event) {
       write(frame(event));
+    },
+    recheck() {
+      if (!closed) whenAllowed(() => {});
     },
     get closed() {
       return closed;
@@ -169,6 +208,7 @@ export function createEventRoutes(options: SseOptions = {}): ConsoleRoutes {
     }, async (request, reply) => {
       const { namespace } = request.params as { namespace: string };
       if (!ctx.cache.namespace(namespace)) throw new OrreryError('not-found', `namespace '${namespace}' does not exist`, { details: { namespace } });
+      const slot = app.streams.open(request);
       const res = reply.raw;
       reply.hijack();
       res.writeHead(200, {
@@ -181,11 +221,17 @@ export function createEventRoutes(options: SseOptions = {}): ConsoleRoutes {
       let off = (): void => {};
       const channel = createSseChannel(res, {
         ...options,
-        onClose: () => off(),
+        onClose: () => {
+          off();
+          slot.release();
+        },
         onDrop: () => request.log.warn({ namespace, user: request.principal?.user }, 'event stream client too slow; dropped'),
+        authorize: () => slot.allowed(),
       });
       off = ctx.cache.on('change', (change) => {
-        if (change.namespace !== namespace || change.kind === 'console') return;
+        // Users, tokens or the session secret changed: the caller may have lost access.
+        if (change.kind === 'console') return channel.recheck();
+        if (change.namespace !== namespace) return;
         channel.push(changeKey(change), () => describeChange(ctx, change));
       });
       const end = (): void => channel.close();

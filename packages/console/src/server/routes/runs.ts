@@ -8,13 +8,18 @@
  *   with `end` (the outcome), `expired` or `executor-offline`.
  * Every route takes `?executor=` as a hint of where the run is. Viewer access. Without a cluster
  * token every route answers 503 naming `ORRERY_CLUSTER_TOKEN`.
+ *
+ * A log stream counts against the caller's and the console's caps on open streams (app.ts), and
+ * re-checks its caller as often as it polls, on every heartbeat and whenever the console's accounts
+ * change: once the caller lost access it sends `closed` `{reason: 'access-revoked'}` and ends.
  */
 import { Type } from '@sinclair/typebox';
 import { JobNameSchema, NODE_NAME_PATTERN, OrreryError, toError } from '@orrery/core';
-import type { ConsoleRoutes } from '../app.js';
+import { ACCESS_REVOKED_EVENT, type ConsoleRoutes } from '../app.js';
 import type { ConsoleContext } from '../context.js';
 import { NamespaceNameSchema } from './namespaces.js';
 import {
+  DEFAULT_FOLLOW_POLL_MS,
   DEFAULT_RUNS_LIMIT,
   MAX_RUNS_LIMIT,
   RUN_ID_MAX_LENGTH,
@@ -22,6 +27,7 @@ import {
   RunViewSchema,
   followLog,
   getRun,
+  type LocatedRun,
   inProgressOf,
   listRuns,
   parseByteRange,
@@ -200,15 +206,24 @@ export const runRoutes: ConsoleRoutes = async (app, ctx) => {
       }
       offset = Number(lastEventId);
     }
+    const slot = app.streams.open(request);
+    const directory = cacheRunDirectory(ctx, namespace);
+    // Finding the run comes first: not found, no token, a bad hint are ordinary JSON errors (the
+    // follower's first event may be long in coming: a run that prints nothing yet).
+    let located: LocatedRun;
+    try {
+      located = await getRun(directory, job, runId, query.executor !== undefined ? { executor: query.executor } : {}, client());
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
     const controller = new AbortController();
-    const follower = followLog(cacheRunDirectory(ctx, namespace), job, runId, {
+    const follower = followLog(directory, job, runId, {
       ...(query.stream ? { stream: query.stream } : {}),
-      ...(query.executor !== undefined ? { executor: query.executor } : {}),
       offset,
+      located,
       signal: controller.signal,
     }, client());
-    // The first step finds the run: not found, no token, a bad hint are ordinary JSON errors.
-    const first = await follower.next();
 
     reply.hijack();
     const res = reply.raw;
@@ -223,6 +238,7 @@ export const runRoutes: ConsoleRoutes = async (app, ctx) => {
     const stop = () => {
       open = false;
       controller.abort();
+      slot.release();
     };
     res.on('close', stop);
     res.on('error', stop);
@@ -230,10 +246,25 @@ export const runRoutes: ConsoleRoutes = async (app, ctx) => {
       if (!open) return;
       if (!res.write(text)) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
     };
-    const heartbeat = setInterval(() => { if (open) res.write(': heartbeat\n\n'); }, SSE_HEARTBEAT_MS);
+    // Runs `then` while the caller may still read; else sends the ending event and ends the stream.
+    const recheck = (then?: () => void): void => {
+      void slot.allowed().then((ok) => {
+        if (!open) return;
+        if (ok) return then?.();
+        // A client that is not reading gets no goodbye: its connection just closes.
+        const stuck = res.writableNeedDrain;
+        stop();
+        if (stuck) res.destroy();
+        else res.end(sseEvent(ACCESS_REVOKED_EVENT.event, ACCESS_REVOKED_EVENT.data));
+      });
+    };
+    const heartbeat = setInterval(() => recheck(() => res.write(': heartbeat\n\n')), SSE_HEARTBEAT_MS);
+    const polls = setInterval(() => recheck(), DEFAULT_FOLLOW_POLL_MS);
+    // Users, tokens or the session secret changed: the caller may have lost access.
+    const off = ctx.cache.on('change', (change) => { if (change.kind === 'console') recheck(); });
     try {
       await write('retry: 3000\n\n');
-      let step = first;
+      let step = await follower.next();
       while (!step.done && open) {
         await write(followEventToSse(step.value));
         step = await follower.next();
@@ -243,9 +274,12 @@ export const runRoutes: ConsoleRoutes = async (app, ctx) => {
       await write(sseEvent('error', { code: 'internal', message: `the log stream failed (request ${request.id})` }));
     } finally {
       clearInterval(heartbeat);
+      clearInterval(polls);
+      off();
       controller.abort();
       await follower.return(undefined).catch(() => undefined); // ends the generator; nothing to report
       if (open) res.end();
+      stop();
     }
   });
 };
