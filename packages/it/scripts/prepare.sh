@@ -16,3 +16,6 @@ bash packages/it/scripts/ensure-zookeeper.sh
 
 # Bundle the bins (they run the bundle while it is fresh; packages/core/launch.mjs).
 node packages/it/scripts/build.mjs
+
+# The console UI's bundle (orrery-console serves it at /), when missing or older than its sources.
+bash packages/console-ui/scripts/build.sh
