@@ -27,6 +27,7 @@ import type { FastifyRequest } from 'fastify';
 import { OrreryError, ORRERY_VERSION, createHttpApp, type HttpApp, type TrustProxy } from '@orrery/core';
 import { decideAccess, type Access, type Principal } from './access.js';
 import type { ConsoleContext } from './context.js';
+import { defaultUiDir, serveUi } from './ui.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -154,6 +155,8 @@ export interface ConsoleAppOptions {
   streamLimits?: Partial<StreamLimits>;
   /** Connections served at once. Default {@link CONSOLE_MAX_CONNECTIONS}. */
   maxConnections?: number;
+  /** The web console's bundle, served at `/` (ui.ts). Default: `packages/console-ui/dist`. */
+  uiDir?: string;
 }
 
 /** The caller's namespace, when the route names one (`:namespace`). */
@@ -231,6 +234,7 @@ export function createConsoleApp(ctx: ConsoleContext, options: ConsoleAppOptions
       await app.register(async (api) => {
         for (const routes of options.routes) await routes(api, ctx);
       }, { prefix: API_PREFIX });
+      await serveUi(app, options.uiDir ?? defaultUiDir());
     },
   });
   // On the root, before the plugins load: every scope (and a test) sees it.
