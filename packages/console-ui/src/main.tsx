@@ -1,11 +1,13 @@
 /** The console UI's entry: mounts the app on #root. */
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { App } from './app/App';
+import './app/styles.css';
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root');
 createRoot(root).render(
   <StrictMode>
-    <p>Orrery</p>
+    <App />
   </StrictMode>,
 );

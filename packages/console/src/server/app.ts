@@ -188,7 +188,9 @@ export function createConsoleApp(ctx: ConsoleContext, options: ConsoleAppOptions
     routes: async (app) => {
       await app.register(helmet, {
         // The UI and the API docs load their own scripts and styles only.
-        contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'] } },
+        // No upgrade-insecure-requests (helmet's default): over plain http (TLS ends at a proxy, or
+        // none on a LAN) it would send the UI's own scripts to https and leave a blank page.
+        contentSecurityPolicy: { directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], upgradeInsecureRequests: null } },
       });
       await app.register(cookie);
       await app.register(rateLimit, {

@@ -35,6 +35,8 @@ describe('the web console at /', () => {
         expect(page.body, url).toContain('<div id="root">');
         // helmet's CSP: scripts from the console itself only (the bundle has no inline script).
         expect(page.headers['content-security-policy'], url).toContain("script-src 'self'");
+        // Served over plain http too (TLS ends at a proxy): the UI's scripts must not be sent to https.
+        expect(page.headers['content-security-policy'], url).not.toContain('upgrade-insecure-requests');
       }
       const asset = await app.inject({ method: 'GET', url: '/assets/index-abc.js' });
       expect(asset.statusCode).toBe(200);

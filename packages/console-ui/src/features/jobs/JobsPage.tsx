@@ -1,0 +1,192 @@
+/**
+ * `/ns/$namespace/jobs`: search and filters (kept in the URL, fed to the API's list query), the
+ * virtualised table, and enable / disable / run now, one job or the selected ones — shown only to
+ * users whose role allows them.
+ */
+import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
+import { getRouteApi } from '@tanstack/react-router';
+import type { RowSelectionState } from '@tanstack/react-table';
+import { useCallback, useEffect, useId, useMemo, useState } from 'react';
+import { JOB_STATE_FILTERS, type BatchAction, type BatchResult, type JobStateFilter } from '../../api/types';
+import { useSession } from '../../auth/session';
+import { useI18n } from '../../i18n/I18nProvider';
+import { Empty, ErrorState, Loading, Notice, useErrorMessage } from '../../ui/states';
+import { JobsTable } from './JobsTable';
+import { batchJobs, jobAction, jobKeys, jobListQuery, type JobAction, type JobFilters } from './queries';
+import { nsKeys } from '../namespaces/queries';
+
+const route = getRouteApi('/_app/ns/$namespace/jobs');
+
+/** The most names one batch request carries (the API's limit); more are sent in several requests. */
+export const BATCH_CHUNK = 1000;
+/** How long the search box waits for typing to pause before it filters, in ms. */
+export const SEARCH_DEBOUNCE_MS = 250;
+
+/** The actions this page offers (delete comes with the owner's tools). */
+type PageAction = Exclude<BatchAction, 'delete'>;
+const ACTION_LABEL = { enable: 'jobs.enable', disable: 'jobs.disable', run: 'jobs.runNow' } as const satisfies Record<PageAction, string>;
+
+export function JobsPage() {
+  const { namespace } = route.useParams();
+  const filters = route.useSearch();
+  const navigate = route.useNavigate();
+  const setFilters = useCallback((next: JobFilters) => void navigate({ search: next, replace: true }), [navigate]);
+  return <JobsView namespace={namespace} filters={filters} onFiltersChange={setFilters} />;
+}
+
+/** The page's body, given its namespace and filters (the route passes them from the URL). */
+export function JobsView({ namespace, filters, onFiltersChange }: { namespace: string; filters: JobFilters; onFiltersChange: (filters: JobFilters) => void }) {
+  const { t } = useI18n();
+  const message = useErrorMessage();
+  const { can } = useSession();
+  const canOperate = can('operate', namespace);
+  const queryClient = useQueryClient();
+  const list = useInfiniteQuery(jobListQuery(namespace, filters));
+  const jobs = useMemo(() => list.data?.pages.flatMap((p) => p.items) ?? [], [list.data]);
+  const total = list.data?.pages[0]?.total ?? 0;
+  const [rowSelection, setRowSelection] = useState<RowSelectionState>({});
+  const [busy, setBusy] = useState<ReadonlySet<string>>(new Set());
+  const [notice, setNotice] = useState<{ tone: 'info' | 'error'; text: string }>();
+  const filterKey = JSON.stringify(jobKeys.list(namespace, filters));
+  useEffect(() => setRowSelection({}), [filterKey]);
+
+  const invalidate = useCallback(() => Promise.all([queryClient.invalidateQueries({ queryKey: jobKeys.all(namespace) }), queryClient.invalidateQueries({ queryKey: nsKeys.list() })]), [queryClient, namespace]);
+
+  const single = useMutation({
+    mutationFn: ({ job, action }: { job: string; action: JobAction }) => jobAction(namespace, job, action),
+    onMutate: ({ job }) => setBusy((b) => new Set(b).add(job)),
+    onSettled: (_data, error, { job, action }) => {
+      setBusy((b) => {
+        const next = new Set(b);
+        next.delete(job);
+        return next;
+      });
+      setNotice(error ? { tone: 'error', text: message(error) } : { tone: 'info', text: t('jobs.actionDone', { action: t(ACTION_LABEL[action]), name: job }) });
+      void invalidate();
+    },
+  });
+  const onAction = useCallback((job: string, action: JobAction) => single.mutate({ job, action }), [single]);
+
+  const batch = useMutation({
+    mutationFn: async ({ action, names }: { action: PageAction; names: string[] }) => {
+      const results: BatchResult['results'] = [];
+      for (let i = 0; i < names.length; i += BATCH_CHUNK) results.push(...(await batchJobs(namespace, action, names.slice(i, i + BATCH_CHUNK))).results);
+      return { action, results };
+    },
+    onSettled: (answer, error, { action }) => {
+      if (error) setNotice({ tone: 'error', text: message(error) });
+      else if (answer) {
+        const count = (outcome: string) => answer.results.filter((r) => r.outcome === outcome).length;
+        const failed = count('failed');
+        setNotice({ tone: failed > 0 ? 'error' : 'info', text: t('jobs.batchDone', { action: t(ACTION_LABEL[action]), done: count('done'), unchanged: count('unchanged'), failed }) });
+        setRowSelection({});
+      }
+      void invalidate();
+    },
+  });
+  const selected = Object.keys(rowSelection).filter((name) => rowSelection[name]);
+  const { hasNextPage, isFetchingNextPage, fetchNextPage } = list;
+  const onNeedMore = useCallback(() => {
+    if (!isFetchingNextPage) void fetchNextPage();
+  }, [isFetchingNextPage, fetchNextPage]);
+  const filtered = Boolean(filters.q || filters.group || filters.state);
+
+  return (
+    <section aria-labelledby="jobs-title" className="jobs-page">
+      <div className="page-header">
+        <h1 id="jobs-title">{t('jobs.title')}</h1>
+        {list.isSuccess && <span className="muted">{t('jobs.count', { shown: jobs.length, total })}</span>}
+      </div>
+      <JobFiltersBar filters={filters} onChange={onFiltersChange} groups={useMemo(() => groupsOf(jobs), [jobs])} />
+      {canOperate && selected.length > 0 && (
+        <div className="batch-bar" role="toolbar" aria-label={t('jobs.batchLabel')}>
+          <span>{t('jobs.selected', { count: selected.length })}</span>
+          {(['enable', 'disable', 'run'] as const).map((action) => (
+            <button key={action} type="button" disabled={batch.isPending} onClick={() => batch.mutate({ action, names: selected })}>
+              {t(ACTION_LABEL[action])}
+            </button>
+          ))}
+          <button type="button" className="link" onClick={() => setRowSelection({})}>
+            {t('jobs.clearSelection')}
+          </button>
+        </div>
+      )}
+      {notice && <Notice tone={notice.tone}>{notice.text}</Notice>}
+      {list.isPending ? (
+        <Loading />
+      ) : list.isError ? (
+        <ErrorState error={list.error} onRetry={() => void list.refetch()} />
+      ) : jobs.length === 0 ? (
+        <Empty
+          action={
+            filtered ? (
+              <button type="button" onClick={() => onFiltersChange({})}>
+                {t('jobs.clearFilters')}
+              </button>
+            ) : undefined
+          }
+        >
+          {filtered ? t('jobs.emptyFiltered') : t('jobs.empty')}
+        </Empty>
+      ) : (
+        <>
+          <JobsTable
+            namespace={namespace}
+            jobs={jobs}
+            canOperate={canOperate}
+            rowSelection={rowSelection}
+            onRowSelectionChange={setRowSelection}
+            onAction={onAction}
+            busy={busy}
+            hasMore={hasNextPage}
+            onNeedMore={onNeedMore}
+          />
+          {isFetchingNextPage && <Loading label={t('jobs.loadingMore')} />}
+        </>
+      )}
+    </section>
+  );
+}
+
+function groupsOf(jobs: readonly { broken: boolean; groups?: string[] }[]): string[] {
+  const groups = new Set<string>();
+  for (const job of jobs) for (const g of job.groups ?? []) groups.add(g);
+  return [...groups].sort();
+}
+
+/** Search (debounced), group and state. */
+function JobFiltersBar({ filters, onChange, groups }: { filters: JobFilters; onChange: (filters: JobFilters) => void; groups: string[] }) {
+  const { t } = useI18n();
+  const id = useId();
+  const [q, setQ] = useState(filters.q ?? '');
+  useEffect(() => setQ(filters.q ?? ''), [filters.q]);
+  useEffect(() => {
+    if (q === (filters.q ?? '')) return undefined;
+    const timer = setTimeout(() => onChange({ ...filters, q: q || undefined }), SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [q, filters, onChange]);
+  return (
+    <div className="filters" role="search">
+      <label htmlFor={`${id}-q`} className="visually-hidden">
+        {t('jobs.search')}
+      </label>
+      <input id={`${id}-q`} type="search" placeholder={t('jobs.searchPlaceholder')} value={q} onChange={(e) => setQ(e.target.value)} />
+      <label htmlFor={`${id}-group`}>{t('jobs.group')}</label>
+      <input id={`${id}-group`} list={`${id}-groups`} value={filters.group ?? ''} onChange={(e) => onChange({ ...filters, group: e.target.value || undefined })} size={12} />
+      <datalist id={`${id}-groups`}>
+        {groups.map((g) => (
+          <option key={g} value={g} />
+        ))}
+      </datalist>
+      <label htmlFor={`${id}-state`}>{t('jobs.state')}</label>
+      <select id={`${id}-state`} value={filters.state ?? ''} onChange={(e) => onChange({ ...filters, state: (e.target.value || undefined) as JobStateFilter | undefined })}>
+        <option value="">{t('jobs.any')}</option>
+        {JOB_STATE_FILTERS.map((s) => (
+          <option key={s} value={s}>
+            {t(`jobState.${s}`)}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
