@@ -3,10 +3,13 @@
  * sort by name, page (offset or cursor), and summarise each job of the page — its schedule's next
  * fire time, the states of its items and its last outcomes.
  *
- * Cost: the filter reads each job's parsed config (memoised by the cache) and, for a state filter,
- * its shard nodes; only the page's jobs are summarised, and a compiled schedule is reused for every
+ * Cost: a name filter reads names only (lower-cased once per list of names); a group filter starts
+ * from the cache's names of the group, when it keeps them; a state filter (or a group filter on a
+ * cache without that index) reads each remaining job's parsed config (memoised by the cache) and,
+ * for a state filter, its shard nodes; only the page's jobs are summarised, and a compiled schedule is reused for every
  * job with the same cron, zone and pause periods ({@link createScheduleMemo}). A page of 50 of 10,000
- * jobs stays in single-digit milliseconds (job-list.test.ts measures it).
+ * jobs stays well under a millisecond for a name filter, a few for the others (job-list.test.ts
+ * measures it; `npm run bench console` serves it).
  */
 import { createSchedule, type JobConfig, type RunStatus, type Schedule } from '@orrery/core';
 import type { CachedJob, ConsoleCache } from './console-cache.js';
@@ -204,15 +207,41 @@ export function listItem(job: CachedJob, schedules: ScheduleMemo, now: number): 
   };
 }
 
+// Lower-cased names per list of names: the cache hands out the same list until it changes.
+const lowerCased = new WeakMap<readonly string[], readonly string[]>();
+
+function lowerCaseNames(names: readonly string[]): readonly string[] {
+  let lower = lowerCased.get(names);
+  if (lower === undefined) {
+    lower = names.map((name) => name.toLowerCase());
+    lowerCased.set(names, lower);
+  }
+  return lower;
+}
+
 /** A page of a namespace's jobs from the cache (see the module header). */
-export function listJobPage(cache: Pick<ConsoleCache, 'jobNames' | 'job'>, namespace: string, query: JobListQuery, schedules: ScheduleMemo, now: number): JobListPage {
+export function listJobPage(cache: Pick<ConsoleCache, 'jobNames' | 'job'> & Partial<Pick<ConsoleCache, 'jobNamesInGroup'>>, namespace: string, query: JobListQuery, schedules: ScheduleMemo, now: number): JobListPage {
   const limit = Math.min(query.limit ?? JOB_PAGE_DEFAULT, JOB_PAGE_MAX);
   const offset = query.offset ?? 0;
-  // Sorted by name (the cache lists children sorted); the filter keeps that order.
-  const matching: CachedJob[] = [];
-  for (const name of cache.jobNames(namespace)) {
+  // Sorted by name (the cache lists children sorted); the filter keeps that order. The name filter
+  // runs on the names, a group filter on the cache's names of the group; only a state filter needs
+  // the jobs themselves (reading 10,000 parsed configs scattered over the heap costs milliseconds).
+  const inGroup = query.group === undefined ? undefined : cache.jobNamesInGroup?.(namespace, query.group);
+  const names = inGroup ?? cache.jobNames(namespace);
+  const needle = query.name?.toLowerCase();
+  const lower = needle === undefined ? undefined : lowerCaseNames(names);
+  const group = inGroup === undefined ? query.group : undefined;
+  const jobFilter: JobListQuery | undefined = group !== undefined || query.state !== undefined ? { group, state: query.state } : undefined;
+  const matching: string[] = [];
+  for (let i = 0; i < names.length; i += 1) {
+    if (needle !== undefined && !lower![i]!.includes(needle)) continue;
+    const name = names[i]!;
+    if (jobFilter === undefined) {
+      matching.push(name);
+      continue;
+    }
     const job = cache.job(namespace, name);
-    if (job && matchesJob(job, query)) matching.push(job);
+    if (job && matchesJob(job, jobFilter)) matching.push(name);
   }
   let start = 0;
   if (query.cursor !== undefined) {
@@ -222,7 +251,7 @@ export function listJobPage(cache: Pick<ConsoleCache, 'jobNames' | 'job'>, names
     let hi = matching.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (matching[mid]!.name <= cursor) lo = mid + 1;
+      if (matching[mid]! <= cursor) lo = mid + 1;
       else hi = mid;
     }
     start = lo;
@@ -234,8 +263,11 @@ export function listJobPage(cache: Pick<ConsoleCache, 'jobNames' | 'job'>, names
     limit,
     offset,
     cursor: query.cursor ?? null,
-    nextCursor: more && page.length > 0 ? page.at(-1)!.name : null,
+    nextCursor: more && page.length > 0 ? page.at(-1)! : null,
     filter: { name: query.name ?? null, group: query.group ?? null, state: query.state ?? null },
-    items: page.map((job) => listItem(job, schedules, now)),
+    items: page.flatMap((name) => {
+      const job = cache.job(namespace, name);
+      return job ? [listItem(job, schedules, now)] : [];
+    }),
   };
 }
