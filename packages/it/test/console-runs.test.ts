@@ -17,6 +17,7 @@ const ADMIN_PASSWORD = 'console-runs-admin-pw';
 const TICKER = 'for i in 1 2 3 4 5 6 7 8 9 10; do echo "line $i"; sleep 0.2; done';
 
 let c: Cluster;
+let e1: RunningProcess;
 let e2: RunningProcess;
 let consoleUrl: string;
 let cookie: string;
@@ -83,7 +84,7 @@ async function readEvents(url: string): Promise<{ contentType: string | null; ev
 
 beforeAll(async () => {
   c = await startCluster('console-runs', zkConnect);
-  await c.startExecutor('e1');
+  e1 = await c.startExecutor('e1');
   e2 = await c.startExecutor('e2');
   await c.startAllocator();
   await c.waitMembers(2);
@@ -159,6 +160,8 @@ describe('runs and logs in the console and the CLI', () => {
     await c.waitApplied('pair');
     const owners = await c.assignment('pair');
     expect(Object.keys(owners!.items).sort()).toEqual(['e1', 'e2']);
+    // Both owners have taken their item in (a run-now reaches only the items an executor runs now).
+    await Promise.all([e1, e2].map((e) => e.waitForLine(/"job":"pair".*"msg":"items changed"/, 20_000)));
     expect((await cli(TOKEN, 'run', 'pair')).code).toBe(0);
     await eventually(() => expect(c.ledger(ledger)).toHaveLength(2), { timeoutMs: 20_000 });
     await waitIdle(c.zk, 'pair', 2);

@@ -129,15 +129,23 @@ beforeAll(async () => {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (auth.cookie) headers.cookie = auth.cookie;
     if (auth.token) headers.authorization = `Bearer ${auth.token}`;
-    const res = await fetch(`http://127.0.0.1:${consolePort}/api/v1${path}`, { method, headers, body: JSON.stringify(body) });
+    const res = await fetch(`http://127.0.0.1:${consolePort}/api/v1${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return { status: res.status, json: await res.json().catch(() => undefined), cookie: res.headers.get('set-cookie')?.split(';')[0] };
   };
   const admin = await api('/auth/login', 'POST', { user: 'admin', password: ADMIN_PASSWORD }, {});
   expect(admin.status).toBe(200);
   adminToken = (await api('/tokens', 'POST', { name: 'fuzz admin' }, { cookie: admin.cookie })).json.token as string;
-  expect((await api('/users', 'POST', { name: 'viewer', password: 'viewer-password', roles: { [NS]: 'viewer' } }, { token: adminToken })).status).toBe(201);
-  const viewer = await api('/auth/login', 'POST', { user: 'viewer', password: 'viewer-password' }, {});
+  expect((await api('/users', 'POST', { name: 'viewer', password: 'viewer-password', roles: { [NS]: 'viewer' } }, { cookie: admin.cookie })).status).toBe(201);
+  // Sign-ins and tokens are checked against the console's watch-fed cache: wait until it has them.
+  let viewer = { status: 0, json: undefined as unknown, cookie: undefined as string | undefined };
+  await eventually(async () => {
+    viewer = await api('/auth/login', 'POST', { user: 'viewer', password: 'viewer-password' }, {});
+    expect(viewer.status).toBe(200);
+  }, { timeoutMs: 10_000 });
   const viewerToken = (await api('/tokens', 'POST', { name: 'fuzz viewer' }, { cookie: viewer.cookie })).json.token as string;
+  for (const token of [adminToken, viewerToken]) {
+    await eventually(async () => expect((await api('/auth/me', 'GET', undefined, { token })).status).toBe(200), { timeoutMs: 10_000 });
+  }
   const base = `/api/v1/namespaces/${NS}`;
   surfaces.push({
     name: 'console', port: consolePort, process: console_, token: viewerToken, wrapped: true,

