@@ -11,5 +11,11 @@ export default defineConfig({
     hookTimeout: 60_000,
     teardownTimeout: 30_000,
     reporters: ['default'],
+    projects: [
+      // Everything above, as it was: the Node tests of every package.
+      { extends: true, test: { name: 'node' } },
+      // The console UI's component tests (jsdom; packages/console-ui/test/*.test.tsx).
+      'packages/console-ui/vitest.config.ts',
+    ],
   },
 });

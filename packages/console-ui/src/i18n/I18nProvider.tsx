@@ -13,6 +13,9 @@ export interface I18n {
   formatTime: (epochMs: number, timeZone?: string) => string;
 }
 
+/** How instants are shown (dateStyle cannot be combined with timeZoneName). */
+const DATE_TIME: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' };
+
 const I18nContext = createContext<I18n | undefined>(undefined);
 
 function browserStorage(): Storage | undefined {
@@ -47,7 +50,7 @@ export function I18nProvider({ children, locale: fixed }: { children: ReactNode;
         const cacheKey = timeZone ?? '';
         let format = formats.get(cacheKey);
         if (!format) {
-          format = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'medium', ...(timeZone ? { timeZone, timeZoneName: 'short' } : {}) });
+          format = new Intl.DateTimeFormat(locale, { ...DATE_TIME, ...(timeZone ? { timeZone, timeZoneName: 'short' } : {}) });
           formats.set(cacheKey, format);
         }
         return format.format(epochMs);
