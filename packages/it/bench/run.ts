@@ -1,6 +1,7 @@
 // `npm run bench`: runs every benchmark once and prints Markdown tables for BENCHMARKS.md.
 import { cpus, totalmem } from 'node:os';
 import { runAllocatorBench, runMixedAllocatorBench } from './allocator-bench.js';
+import { CONSOLE_BENCH_CONNECTIONS, runConsoleBench } from './console-bench.js';
 import { runExecutorBench } from './executor-bench.js';
 import { runFailoverBench } from './failover-bench.js';
 
@@ -45,5 +46,20 @@ if (!only || only === 'failover') {
   console.log('|---|---|---|---|---|---|');
   for (const row of r.rows) console.log(`| ${row.sessionSeconds} s | ${row.trials} | ${d(row.total)} | ${d(row.detection)} | ${d(row.reassignment)} | ${d(row.start)} |`);
   console.log(`\nGraceful shutdown handoff (SIGTERM → applied gives the leaver's idle shards away), ${r.handoff.trials} trials: p50 ${Math.round(r.handoff.handoff.p50)}, p99 ${Math.round(r.handoff.handoff.p99)}, max ${Math.round(r.handoff.handoff.max)} ms.`);
+  console.log('');
+}
+
+if (!only || only === 'console') {
+  const seconds = Number(process.env.ORRERY_BENCH_SECONDS ?? 20);
+  const r = await runConsoleBench(seconds, process.env.ORRERY_BENCH_CPU_PROF || undefined);
+  console.log(`## Console: ${r.jobs.toLocaleString('en')} jobs in a namespace, ${CONSOLE_BENCH_CONNECTIONS} concurrent clients (autocannon), ${seconds} s per route after a 5 s warm-up\n`);
+  console.log(`${r.nodes.toLocaleString('en')} nodes written in ${r.writeSeconds.toFixed(1)} s; the console healthy (cache loaded) ${r.consoleStartSeconds.toFixed(1)} s after its spawn. Latency in ms.\n`);
+  console.log('| route | p50 / p99 / max (ms) | requests/s | requests | failed | console CPU | ZooKeeper packets (all / console session) | ZooKeeper requests per GET |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  console.log(`| idle baseline, ${seconds} s | | | | | | ${r.idle.zkPackets} / ${r.idle.consoleSessionPackets ?? '?'} | |`);
+  for (const row of r.rows) {
+    console.log(`| ${row.route} | ${row.p50} / ${row.p99} / ${row.max} | ${Math.round(row.requestsPerSecond)} | ${row.requests} | ${row.failed} | ${Math.round(row.consoleCpuPercent)} % | ${row.zkPackets} / ${row.consoleSessionPackets ?? '?'} | ${row.zkRequestsPerGet.toFixed(4)} |`);
+  }
+  console.log(`\nConsole RSS: ${r.rss.loadedMb.toFixed(0)} MB loaded and idle for ${seconds} s, ${r.rss.afterMb.toFixed(0)} MB ${seconds} s after the load, peak ${r.rss.peakMb.toFixed(0)} MB (VmHWM).`);
   console.log('');
 }
