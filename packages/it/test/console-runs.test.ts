@@ -106,7 +106,6 @@ describe('runs and logs in the console and the CLI', () => {
     await c.waitApplied('ticker');
     expect((await cli(TOKEN, 'run', 'ticker')).code).toBe(0);
     const runId = await runningRun('ticker');
-    const started = Date.now();
     const { contentType, events } = await readEvents(`${consoleUrl}/api/v1/namespaces/${NS}/jobs/ticker/runs/${runId}/log/stream`);
     expect(contentType).toMatch(/^text\/event-stream/);
     const kinds = events.map((e) => e.event);
@@ -114,8 +113,8 @@ describe('runs and logs in the console and the CLI', () => {
     expect(kinds.slice(0, -1).every((k) => k === 'log')).toBe(true);
     // Live: the log came in several pieces over the run's two seconds, not all at the end.
     expect(kinds.filter((k) => k === 'log').length).toBeGreaterThanOrEqual(3);
-    expect(events.at(-1)!.at - events[0]!.at).toBeGreaterThan(800);
-    expect(events[0]!.at - started).toBeLessThan(1500);
+    // … and the first piece arrived while the run was still going (an order, not a time).
+    expect(events[0]!.at).toBeLessThan(events.at(-1)!.data.run.endedAt as number);
     const logs = events.filter((e) => e.event === 'log').map((e) => e.data);
     for (let i = 1; i < logs.length; i += 1) expect(logs[i].offset).toBe(logs[i - 1].next); // contiguous, in order
     expect(logs.map((l) => l.text).join('')).toBe(Array.from({ length: 10 }, (_, i) => `line ${i + 1}\n`).join(''));
