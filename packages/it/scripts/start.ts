@@ -28,7 +28,13 @@ const list = await runCli(['--zk', zk, 'ns', 'list', '-o', 'json'], { ...io, std
 if (list !== 0) process.exit(list);
 const hasDemo = (JSON.parse(listed) as Array<{ name: string }>).some((n) => n.name === 'demo');
 if (!hasDemo && (await cli('ns', 'create', 'demo', '--description', 'demo jobs of npm start')) !== 0) process.exit(1);
-if ((await cli('-n', 'demo', 'apply', '-f', demoJobs)) !== 0) process.exit(1);
+
+/** True once the demo executor's presence lists handlers (it registered with its --jobs modules). */
+async function isRegistered(): Promise<boolean> {
+  let out = '';
+  const code = await runCli(['--zk', zk!, '-n', 'demo', 'get', 'executors', '-o', 'json'], { ...io, stdout: { write: (t: string) => (out += t) } });
+  return code === 0 && (JSON.parse(out) as Array<{ online: boolean; info?: { handlers: string[] } }>).some((e) => e.online && (e.info?.handlers.length ?? 0) > 0);
+}
 
 const shardingPort = await freePort();
 const sharding = startProcess('orrery-sharding', ['--zk', zk, '--http-port', String(shardingPort), '--http-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], {}, { echo: true });
@@ -41,6 +47,11 @@ await eventually(async () => {
   if (!(await fetch(`http://127.0.0.1:${executorPort}/healthz`)).ok) throw new Error('not ready');
 }, { timeoutMs: 60_000, intervalMs: 200 });
 console.log(`Executor    orrery-executor demo-executor (pid ${executor.pid}), http://127.0.0.1:${executorPort}/healthz`);
+// The demo jobs once the executor is up (apply checks that an online executor offers each Node job's handler).
+await eventually(async () => {
+  if (!(await isRegistered())) throw new Error('not registered');
+}, { timeoutMs: 30_000, intervalMs: 200 });
+if ((await cli('-n', 'demo', 'apply', '-f', demoJobs)) !== 0) process.exit(1);
 
 console.log(`
 Orrery is running locally. Try:
