@@ -38,6 +38,7 @@ import {
   ensureNode,
   hasErrorCode,
   inspectNode,
+  checkShardState,
   isRetryable,
   parseCommand,
   parseCommandName,
@@ -113,6 +114,9 @@ interface ActiveRun {
 type Trigger = RunRecord['trigger'];
 
 /** The job leader deletes command nodes older than this (ms). */
+/** How much of a reset shard node's data its log line quotes, in characters. */
+const RESET_QUOTE_CHARS = 200;
+
 const COMMAND_MAX_AGE_MS = 60_000;
 /** Commands requested this long (ms) before the runtime started are history, not requests. */
 const COMMAND_HISTORY_SLACK_MS = 5000;
@@ -940,7 +944,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     // (a hand-written or stale assignment) would silently never run.
     const offline: string[] = [];
     for (const e of Object.keys(assignment.items)) {
-      if (!(await zk.exists(paths.executorPresence(namespace, e)))) offline.push(e);
+      // The watch looks again when it comes (back) online — an executor restarting inside the
+      // allocator's quiet time may leave the assignment as it was, and nothing else would.
+      if (!(await zk.exists(paths.executorPresence(namespace, e), () => leaderCheck()))) offline.push(e);
     }
     if (offline.length > 0) {
       await refuseAssignment(`${assignment.allocatorEpoch}/${assignment.epoch}`, 'the assignment names executors that are not online', { executors: offline, epoch: assignment.epoch });
@@ -988,12 +994,16 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
    * plan of this job: logged, counted and requested once per refused assignment.
    */
   async function refuseAssignment(key: string, reason: string, details: Record<string, unknown>): Promise<void> {
+    // Logged, counted and re-planned once per refused assignment (the check itself runs every pass).
     if (refused.has(key)) return;
-    refused.add(key);
     logger.error({ ...details, reason }, 'assignment refused; asking the allocator to re-plan the job');
-    metrics.refused.inc({ reason: reason.startsWith('the assignment names') ? 'offline-executor' : 'invalid' });
     await zk.mkdirp(paths.shardingRequests());
     await zk.create(`${paths.shardingRequests()}/req-`, encodeJson({ namespace, job, requestedAt: Date.now() }), 'persistent-sequential');
+    // Remembered once the request is filed (a failed one is filed again on the next pass), and only
+    // the latest: the set never grows.
+    refused.clear();
+    refused.add(key);
+    metrics.refused.inc({ reason: reason.startsWith('the assignment names') ? 'offline-executor' : 'invalid' });
   }
 
   /**
@@ -1039,13 +1049,18 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
    * item can run again. Whatever it held is in the log line.
    */
   async function resetShard(path: string, problem: Error): Promise<void> {
-    // Gone, or not readable now (the next leader pass tries again): nothing to reset this time.
-    const read = await zk.get(path).catch(() => undefined);
+    const read = await zk.get(path).catch((error: unknown) => {
+      if (hasErrorCode(error, 'no-node')) return undefined; // gone: nothing to reset
+      throw error; // not readable now: the next leader pass tries again
+    });
     if (!read) return;
+    // Only what is still not a shard state is reset, from the version that showed it: a node someone
+    // repaired (or a claim made since) is never touched. And only while this executor leads.
+    if (inspectNode(read.data, path, checkShardState).ok || !latch.isLeader) return;
     try {
       await zk.set(path, encodeJson({ state: 'idle' }), read.stat.version);
       metrics.shardsReset.inc();
-      logger.warn({ node: path, problem: problem.message, held: read.data?.toString('utf8').slice(0, 200) ?? null }, 'reset a shard node that held invalid data');
+      logger.warn({ node: path, problem: problem.message, held: read.data?.toString('utf8').slice(0, RESET_QUOTE_CHARS) ?? null }, 'reset a shard node that held invalid data');
     } catch (error) {
       if (!hasErrorCode(error, 'bad-version', 'no-node')) throw error;
     }

@@ -97,6 +97,8 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
       await zk.whenConnected();
       const found = (await zk.getChildren(path)).find((c) => c.startsWith(prefix));
       if (!found) throw error;
+      // Its create answer was lost, so its ACL may not be set yet (a no-op without auth).
+      await zk.secure(`${path}/${found}`);
       ourNode = found;
     }
     ourSession = zk.sessionId;

@@ -74,6 +74,21 @@ describe('a tree created with ZooKeeper digest credentials', () => {
     expect(await zk.getChildren('/namespaces/shop/jobs')).toEqual(['backup']);
   });
 
+  it('secures a node it meets still open (its creator was cut off before setting the ACL), and accepts one another Orrery client secured', async () => {
+    const root = uniqueRoot('acl');
+    const open = await connect(root); // no credentials: makes nodes with the open ACL, as a create cut short would leave them
+    await open.create('/left-open', 'x');
+    const zk = await connect(root, { auth: AUTH });
+    await expect(zk.create('/left-open', 'y')).rejects.toMatchObject({ code: 'node-exists' });
+    const [user, password] = [AUTH.slice(0, AUTH.indexOf(':')), AUTH.slice(AUTH.indexOf(':') + 1)];
+    expect((await zk.getAcl('/left-open')).acl).toEqual([{ perms: ZK_PERMS.all, scheme: 'digest', id: digestId(user, password) }]);
+    await expect(open.set('/left-open', 'z')).rejects.toMatchObject({ code: 'no-auth' });
+    // Secured already by another Orrery client: secure() accepts it (no error, nothing removed).
+    const other = await connect(root, { auth: AUTH });
+    await other.secure('/left-open');
+    expect((await zk.get('/left-open')).data?.toString()).toBe('x');
+  });
+
   it('a second client with the same credentials reads and writes what the first created', async () => {
     const root = uniqueRoot('acl');
     const a = await connect(root, { auth: AUTH });

@@ -18,10 +18,10 @@
  * - With `auth` (digest `user:password`), every session authenticates before it is announced, and
  *   every node this client creates gets Orrery's ACL: all permissions for that digest identity,
  *   nothing for anyone else (not even reading). The native client can only create nodes with the
- *   open ACL, so the ACL is set by a second request sent right behind the create on the same
- *   connection (ZooKeeper applies one session's requests in order); a node whose ACL someone
- *   changed in between is deleted again and the create fails with `no-auth`. Without `auth`, nodes
- *   are created open (development).
+ *   open ACL, so the ACL is set by a second request once the create succeeded, from ACL version 0;
+ *   a connection loss between the two is retried once connected, a node found existing with the
+ *   open ACL still is secured by whoever meets it, and a node whose ACL someone else changed in
+ *   between is deleted again (`no-auth`). Without `auth`, nodes are created open (development).
  *
  * What it does not do: ZooKeeper `multi` (the native client lacks it — Orrery builds every protocol on
  * single-node compare-and-set), or retries (callers decide).
@@ -32,7 +32,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { OrreryError, toError, hasErrorCode, errorCode } from '../errors.js';
+import { OrreryError, toError, hasErrorCode, errorCode, isRetryable } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
 import { forgetSocketScan } from '../child-stdio.js';
 import type { Metrics } from '../metrics.js';
@@ -199,6 +199,12 @@ export interface ZkClient extends Subscribable<ZkClientEvents> {
   sync(path: string): Promise<void>;
   /** The node's ACL and stat. */
   getAcl(path: string): Promise<{ acl: ZkAcl[]; stat: ZkStat }>;
+  /**
+   * Gives a node this client's ACL if it still has the one it was created with (ACL version 0) —
+   * what `create` does for every node it makes when the client has `auth`; callers use it for a node
+   * whose create answer was lost. A no-op without `auth`; `no-auth` when someone else set another ACL.
+   */
+  secure(path: string): Promise<void>;
   /** Sets the node's ACL (default: the ACL this client creates nodes with), if its ACL version is still `aclVersion` (-1: any). */
   setAcl(path: string, acl?: ZkAcl[], aclVersion?: number): Promise<void>;
   /** The ACL this client creates nodes with (the open ACL without `auth`). */
@@ -269,6 +275,15 @@ export const ZK_SERVER_MAX_BUFFER = 1024 * 1024 - 1;
  * is set out of reach.
  */
 const RESPONSE_COUNTER_LIMIT = 2_147_483_647;
+
+/** How many times setting a new node's ACL is tried across connection losses. */
+const SECURE_TRIES = 3;
+
+/** True when two ACLs hold the same entries (in any order). */
+function sameAcl(a: readonly ZkAcl[], b: readonly ZkAcl[]): boolean {
+  const key = (x: ZkAcl): string => `${x.perms}|${x.scheme}|${x.id}`;
+  return a.length === b.length && a.map(key).sort().join('\n') === b.map(key).sort().join('\n');
+}
 
 const CREATE_FLAGS: Record<CreateMode, number> = {
   persistent: 0,
@@ -626,30 +641,45 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       const p = abs(path);
       const buffer = toBuffer(data);
       checkSize('create', path, buffer);
-      const created = call<string>('create', path, (h, done) =>
-        h.a_create(p, buffer, CREATE_FLAGS[mode], (rc, _e, made) => done(rc, rc === 0 ? made : undefined)),
-      );
-      if (!opts.auth) return rel(await created);
-      // The native client creates nodes with the open ACL only: set Orrery's right behind the
-      // create. A plain path is known already, so the second request goes out at once, on the same
-      // connection (the server applies it next for this session); a sequential name waits for the reply.
-      const sequential = mode === 'persistent-sequential' || mode === 'ephemeral-sequential';
-      const secure = (target: string): Promise<void> =>
-        call<void>('setAcl', rel(target), (h, done) => h.a_set_acl(target, 0, nativeAcl, (rc) => done(rc)));
-      let secured: Promise<void> | undefined;
-      if (!sequential) {
-        secured = secure(p);
-        secured.catch(() => undefined); // awaited below, once the create is known to have worked
-      }
-      const made = await created;
+      let made: string;
       try {
-        await (secured ?? secure(made));
+        made = await call<string>('create', path, (h, done) =>
+          h.a_create(p, buffer, CREATE_FLAGS[mode], (rc, _e, name) => done(rc, rc === 0 ? name : undefined)),
+        );
       } catch (error) {
-        // Someone changed the new node's ACL (or removed it) between the two requests: it is not ours.
-        if (hasErrorCode(error, 'bad-version')) await client.delete(rel(made)).catch(() => undefined);
-        throw new OrreryError('no-auth', `ZooKeeper create ${path}: the node's ACL could not be set (${toError(error).message}); the node was removed`, { cause: error, details: { path } });
+        // A node left with the open ACL (its creator was cut off before it could set Orrery's) is
+        // secured by whoever meets it next.
+        if (opts.auth && hasErrorCode(error, 'node-exists')) await client.secure(path).catch(() => undefined);
+        throw error;
       }
+      if (!opts.auth) return rel(made);
+      await client.secure(rel(made));
       return rel(made);
+    },
+
+    async secure(path) {
+      if (!opts.auth) return;
+      // The native client creates nodes with the open ACL only: Orrery's is set by a second request,
+      // from ACL version 0 (never over an ACL someone set since).
+      for (let tries = 1; ; tries += 1) {
+        try {
+          await client.setAcl(path, acl as ZkAcl[], 0);
+          return;
+        } catch (error) {
+          if (hasErrorCode(error, 'no-node')) return;
+          if (hasErrorCode(error, 'bad-version')) {
+            // Its ACL changed since it was made: fine when it is Orrery's (another Orrery client got
+            // there first); anything else is not ours to keep.
+            const current = await client.getAcl(path);
+            if (sameAcl(current.acl, acl)) return;
+            await client.delete(path).catch(() => undefined); // best effort: the error says what happened
+            throw new OrreryError('no-auth', `ZooKeeper create ${path}: someone else changed the new node's ACL before Orrery could set its own; the node was removed`, { details: { path } });
+          }
+          // Connection trouble: once connected, try again (the ACL version tells whether it went through).
+          if (!isRetryable(error) || tries >= SECURE_TRIES) throw error;
+          await client.whenConnected().catch(() => undefined);
+        }
+      }
     },
 
     async getAcl(path) {
