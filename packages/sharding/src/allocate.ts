@@ -18,16 +18,18 @@
  *   each job, then pulls shards from the most loaded executors, one at a time, while a shard of
  *   weight w can move with w < (their load − its load) and the source holds more of that job.
  * - **Leave / drain / lost handler / lost preference**: the shards that can no longer stay move —
- *   the spread never needs more. When these forced placements leave max − min total load above the
- *   largest shard weight, one more shard per job at most may move (from a holder of one more to a
- *   holder of one less, across a gap larger than that weight) to restore it.
+ *   the spread never needs more. A leave moves exactly the leaver's shards (except isolation: the
+ *   executor taking a heavy shard gives up other jobs' remainders, one per job at most). In rounds
+ *   without a departure, when forced placements leave max − min total load above the largest shard
+ *   weight, one more shard per job at most may move (from a holder of one more to a holder of one
+ *   less, across a gap larger than that weight) to restore it.
  * - `preferList` restricts candidates to preferred executors while one is online; with
  *   `useDispreferList` shards fall back to the others and return when a preferred one comes back.
  * - `localMode`: exactly one shard per candidate executor (items numbered from 0, sticky per executor).
  * - Disabled jobs get no shards. Every shard of an enabled job is either assigned to exactly one
  *   candidate or reported unassigned with the reason.
- * Not guaranteed: total balance after a leave when one extra move per job does not suffice (rare;
- * the next join or a requested reshard restores it), nor with constraints (preferList, handlers).
+ * Not guaranteed: total balance after a leave (it is what moving only the leaver's shards allows;
+ * the next join or a requested reshard evens it out), nor with constraints (preferList, handlers).
  */
 import type { UnassignedReason } from '@orrery/core/schemas';
 import { candidatesFor, type ClusterExecutor, type ClusterJob } from './eligibility.js';
@@ -282,7 +284,10 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
     if (load[e]! > hi) hi = load[e]!;
     if (load[e]! < lo) lo = load[e]!;
   }
-  if (forced && hi - lo > maxWeight) rebalance(traffic, traffic, load, held, states, heavy, own, disown, undefined, maxWeight, new Set());
+  // Not in a round an executor left: a leave moves exactly the leaver's shards (the spread never
+  // needs more); total balance is then the best those moves allow, until the next join or reshard.
+  const left = previous.members.some((m) => !traffic.some((e) => names[e] === m));
+  if (forced && !left && hi - lo > maxWeight) rebalance(traffic, traffic, load, held, states, heavy, own, disown, undefined, maxWeight, new Set());
 
   // 4. The output, in a canonical order (executor indexes ascend with names).
   const out: Allocation = { members: traffic.map((e) => names[e]!), jobs: {} };
