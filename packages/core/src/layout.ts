@@ -107,6 +107,10 @@ export function parseCommandName(name: string): CommandNameParts | undefined {
   return undefined;
 }
 
+/** A reshard request node's name (Orrery names them `req-<sequence>`). */
+export const REQUEST_NODE_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+const requestNode = (name: string): string => segment('request', name, REQUEST_NODE_PATTERN);
+
 /** Builders for every path Orrery uses. */
 export const paths = {
   namespaces: () => '/namespaces',
@@ -150,6 +154,11 @@ export const paths = {
   shardingLeader: () => '/sharding/leader',
   /** Persistent-sequential reshard requests (children name the namespace and job). */
   shardingRequests: () => '/sharding/requests',
+  /**
+   * One reshard request as listed (`req-0000000042`); with no name, the prefix for a
+   * persistent-sequential create.
+   */
+  shardingRequest: (name?: string) => `/sharding/requests/${name === undefined ? 'req-' : requestNode(name)}`,
   console: () => '/console',
   /** Children: one per console user. */
   consoleUsers: () => '/console/users',

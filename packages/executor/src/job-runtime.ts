@@ -998,7 +998,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     if (refused.has(key)) return;
     logger.error({ ...details, reason }, 'assignment refused; asking the allocator to re-plan the job');
     await zk.mkdirp(paths.shardingRequests());
-    await zk.create(`${paths.shardingRequests()}/req-`, encodeJson({ namespace, job, requestedAt: Date.now() }), 'persistent-sequential');
+    await zk.create(paths.shardingRequest(), encodeJson({ namespace, job, requestedAt: Date.now() }), 'persistent-sequential');
     // Remembered once the request is filed (a failed one is filed again on the next pass), and only
     // the latest: the set never grows.
     refused.clear();

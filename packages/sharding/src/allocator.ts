@@ -45,6 +45,7 @@ import {
   encodeJson,
   matchPath,
   paths,
+  REQUEST_NODE_PATTERN,
   readJson,
   inspectNode,
   toError,
@@ -297,7 +298,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     const r = reshard.get(namespace);
     if (!r) return undefined;
     reshard.delete(namespace);
-    for (const node of r.nodes) void zk.delete(`${paths.shardingRequests()}/${node}`).catch(() => undefined);
+    for (const node of r.nodes) void zk.delete(paths.shardingRequest(node)).catch(() => undefined);
     return { rebalance: r.all, rebalanceJobs: [...r.jobs] };
   }
 
@@ -514,9 +515,11 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     }
     if (!isLeaderNow()) return;
     for (const node of children) {
+      // A child no request could be named (made by hand): not Orrery's to read or delete.
+      if (!REQUEST_NODE_PATTERN.test(node)) continue;
       let read;
       try {
-        read = await readJson(zk, `${paths.shardingRequests()}/${node}`, checkReshardRequest);
+        read = await readJson(zk, paths.shardingRequest(node), checkReshardRequest);
       } catch (error) {
         // A request that cannot be read now is read again on the next pass; one that is not a
         // request at all is removed (logged): it would be skipped for ever.
@@ -525,7 +528,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
         read = undefined;
       }
       if (!read) {
-        await zk.delete(`${paths.shardingRequests()}/${node}`).catch(() => undefined); // gone already is fine
+        await zk.delete(paths.shardingRequest(node)).catch(() => undefined); // gone already is fine
         continue;
       }
       const { namespace, job } = read.value;

@@ -115,5 +115,5 @@ export async function requestReshard(zk: ZkClient, namespace: string, job?: stri
     if (!(await zk.exists(paths.job(namespace, job)))) throw new OrreryError('not-found', `job '${job}' does not exist in namespace '${namespace}'`);
   }
   await zk.mkdirp(paths.shardingRequests());
-  await zk.create(`${paths.shardingRequests()}/req-`, encodeJson({ namespace, ...(job ? { job } : {}), requestedAt: Date.now() }), 'persistent-sequential');
+  await zk.create(paths.shardingRequest(), encodeJson({ namespace, ...(job ? { job } : {}), requestedAt: Date.now() }), 'persistent-sequential');
 }

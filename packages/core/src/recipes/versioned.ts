@@ -12,7 +12,7 @@
  * Not guaranteed: atomicity across several nodes (there is no `multi`): keep state that must
  * change together in one node.
  */
-import { OrreryError, validationError, type ValidationIssue, hasErrorCode, errorCode } from '../errors.js';
+import { OrreryError, validationError, type ValidationIssue, hasErrorCode, errorCode, toError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
 import type { ZkClient, ZkStat } from '../zk/client.js';
 
@@ -153,7 +153,7 @@ export function inspectNode<T>(data: Buffer | null, path: string, check: Check<T
   try {
     raw = decodeJson(data, path);
   } catch (error) {
-    const message = (error as Error).message.replace(`${path} does not hold valid JSON: `, '');
+    const message = toError(error).message.replace(`${path} does not hold valid JSON: `, '');
     return { ok: false, problem: `not valid JSON (${message})`, issues: [{ field: '', rule: 'json', message: `${path}: not valid JSON (${message})` }] };
   }
   if (raw === null) return { ok: false, problem: 'empty (no data)', issues: [{ field: '', rule: 'required', message: `${path}: the node holds no data` }] };
