@@ -52,7 +52,7 @@ import { createClaimLead } from './claim-lead.js';
 import { createExecutorMetrics } from './executor-metrics.js';
 import { createHistory, type History } from './history.js';
 import { startExecutorHttp, type ExecutorHttp } from './http-api.js';
-import { jobEnvironment } from './job-env.js';
+import { jobEnvironment, redactSecrets, secretValues } from './job-env.js';
 import { loadJobModules, type JobModules } from './job-modules.js';
 import { createJobRuntime, type JobRuntime } from './job-runtime.js';
 import { createNodePool, type NodePool } from './node-pool.js';
@@ -171,6 +171,9 @@ export function createExecutor(options: ExecutorOptions): Executor {
   // An embedding service that gives no environment lends its own (the one read of process.env
   // outside main.ts): jobs always ran with it; now without Orrery's secrets.
   const jobEnv = Object.freeze(jobEnvironment(options.jobEnv ?? process.env, options.secretEnv ?? []));
+  // What jobs may not see must not come back out in their messages either (ZooKeeper, alarms).
+  const hidden = secretValues(options.jobEnv ?? process.env, options.secretEnv ?? []);
+  const redact = (text: string): string => redactSecrets(text, hidden);
   let leaving = false;
   const fence: SessionFence = createSessionFence({
     zk, logger, killGraceMs: options.killGraceMs ?? 5000, guard: options.fenceGuard ?? true,
@@ -220,7 +223,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     if (!r) {
       r = createJobRuntime({
         zk, namespace, executor: name, logger, emitter, metrics, history, nodePool: nodePool!, modules,
-        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive, claimLead, jobEnv,
+        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive, claimLead, jobEnv, redact,
         canStart: () => !leaving && fence.canStart(),
         eventAlarm: (kind, j, body) => alarms.jobEvent(kind, j, body),
         trackProcessGroup: (pgid, j, runId, done) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUILT_IN_SECRET_ENV, isSecretEnv, jobEnvironment, parseSecretEnv } from './job-env.js';
+import { BUILT_IN_SECRET_ENV, isSecretEnv, jobEnvironment, parseSecretEnv, redactSecrets, secretValues } from './job-env.js';
 
 const base = {
   PATH: '/usr/bin:/bin',
@@ -88,5 +88,21 @@ describe('parseSecretEnv', () => {
       rule: 'pattern',
       message: `ORRERY_SECRET_ENV: ${entry} must be a variable name or a name prefix followed by * (like AWS_*)`,
     }]);
+  });
+});
+
+describe('redacting secret values from a message', () => {
+  const base = { ORRERY_CLUSTER_TOKEN: 'cluster-token-123', DB_PASSWORD: 'hunter2-long', AWS_KEY: 'akia-123456', SHORT: 'x', PATH: '/usr/bin', FLAG: '1' };
+  it.each([
+    ['fatal: token cluster-token-123 refused', 'fatal: token [redacted] refused'],
+    ['db hunter2-long / hunter2-long', 'db [redacted] / [redacted]'],
+    ['key akia-123456', 'key [redacted]'],
+    ['path /usr/bin and flag 1 stay', 'path /usr/bin and flag 1 stay'],
+    ['nothing secret here', 'nothing secret here'],
+  ])('%j → %j', (text, expected) => {
+    expect(redactSecrets(text, secretValues(base, ['DB_PASSWORD', 'AWS_*']))).toBe(expected);
+  });
+  it('takes only the hidden variables, long enough to be secrets, longest first', () => {
+    expect(secretValues({ ...base, ORRERY_ZK_AUTH: 'u:abc' }, ['DB_PASSWORD', 'SHORT'])).toEqual(['cluster-token-123', 'hunter2-long']);
   });
 });

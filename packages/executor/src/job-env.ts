@@ -58,3 +58,29 @@ export function jobEnvironment(
   }
   return Object.assign(env, contract);
 }
+
+/** Secret values shorter than this are not redacted (they would match ordinary text: `1`, `yes`). */
+export const SECRET_VALUE_MIN_LENGTH = 6;
+
+/**
+ * The values of the variables {@link jobEnvironment} hides from jobs (Orrery's own secrets and what
+ * `secrets` names), longest first — what {@link redactSecrets} takes out of a run's message. Pure.
+ */
+export function secretValues(base: Readonly<Record<string, string | undefined>>, secrets: readonly string[] = []): string[] {
+  const values = new Set<string>();
+  for (const [name, value] of Object.entries(base)) {
+    if (value !== undefined && value.length >= SECRET_VALUE_MIN_LENGTH && isSecretEnv(name, secrets)) values.add(value);
+  }
+  return [...values].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `text` with every occurrence of each of `values` replaced by `[redacted]`: a job that prints a
+ * secret the executor holds (say in its last stderr line, which becomes the shard's message) does
+ * not put it in ZooKeeper or an alarm. Pure.
+ */
+export function redactSecrets(text: string, values: readonly string[]): string {
+  let out = text;
+  for (const value of values) if (out.includes(value)) out = out.split(value).join('[redacted]');
+  return out;
+}

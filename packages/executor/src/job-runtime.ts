@@ -94,6 +94,8 @@ export interface RuntimeContext {
   eventAlarm?(kind: 'failover', job: string, body: Record<string, unknown>): void;
   /** How early to claim a cron fire's shards so that runs start on time (see claim-lead.ts). */
   claimLead: ClaimLead;
+  /** Takes the executor's secret values out of a run's message before it goes to ZooKeeper (job-env.ts). */
+  redact?(text: string): string;
   /** This job now has `items` Node shards to run here (0: none), so the pool can start workers ahead. */
   nodeDemand?(job: string, items: number): void;
   /** The environment shell jobs start from: the executor's without Orrery's secrets (job-env.ts). */
@@ -699,7 +701,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       attempt,
       fencingToken: claim.fencingToken,
       // The shard node keeps a short message, never the output (it stays in the run record).
-      message: clipShardMessage(result.message),
+      message: clipShardMessage(ctx.redact ? ctx.redact(result.message) : result.message),
     };
     // A run the self-fence stopped whose claim still stands once ZooKeeper answers (the session
     // survived: the link was slow, not gone) did not fail, it was interrupted: with failover, its

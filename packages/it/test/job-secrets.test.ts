@@ -2,6 +2,8 @@
 // allocator processes, a real ZooKeeper, every node under the test's root read back.
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -192,6 +194,15 @@ describe('ZooKeeper holds outcomes and a short message, never output', () => {
       expect(node.data, node.path).not.toMatch(/stdoutTail|stderrTail/);
       for (const value of Object.values(secrets)) expect(node.data, node.path).not.toContain(value);
     }
+  });
+
+  it('a secret of the executor printed as the last stderr line is redacted from the message', async () => {
+    // The job finds the value somewhere the executor cannot hide (a file it can read), not in its config.
+    const file = join(mkdtempSync(join(tmpdir(), 'orrery-blurts-')), 'db-password');
+    writeFileSync(file, secrets.DB_PASSWORD);
+    const outcome = await runOnce({ name: 'blurts', type: 'shell', command: `echo "connecting with $(cat ${file}) failed" >&2; exit 2` });
+    expect(outcome).toMatchObject({ status: 'failed', message: 'connecting with [redacted] failed' });
+    for (const node of await walk(zk)) expect(node.data, node.path).not.toContain(secrets.DB_PASSWORD);
   });
 
   it('a 5 KB line of multi-byte characters becomes a message of at most 512 bytes, cut on a character', async () => {
