@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { NODE_NAME_PATTERN, OrreryError, resolveZkAuth, toError, type ValidationIssue } from '@orrery/core';
+import { NODE_NAME_PATTERN, OrreryError, collectZkAuth, toError, type ValidationIssue } from '@orrery/core';
 import { parseSecretEnv } from './job-env.js';
 import { DEFAULT_MAX_LOG_BYTES } from './lazy-file.js';
 
@@ -121,12 +121,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
   }
   const logLevel = values['log-level'] ?? 'info';
   if (!['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].includes(logLevel)) issues.push({ field: '--log-level', rule: 'one-of', message: `--log-level: must be trace, debug, info, warn or error (got '${logLevel}')` });
-  let zkAuth: string | undefined;
-  try {
-    zkAuth = resolveZkAuth(values['zk-auth-file'], env);
-  } catch (error) {
-    issues.push({ field: '--zk-auth-file', rule: 'format', message: toError(error).message });
-  }
+  const zkAuth = collectZkAuth(values['zk-auth-file'], env, issues);
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
   return Object.freeze({
     zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',

@@ -3,7 +3,7 @@
  * listed at once, frozen.
  */
 import { parseArgs } from 'node:util';
-import { OrreryError, resolveZkAuth, toError, type ValidationIssue } from '@orrery/core';
+import { OrreryError, collectZkAuth, toError, type ValidationIssue } from '@orrery/core';
 
 export interface ShardingConfig {
   zk: string;
@@ -79,12 +79,7 @@ export function parseShardingConfig(argv: readonly string[], env: Readonly<Recor
   }
   const root = values.root ?? env.ORRERY_ROOT ?? '/orrery';
   if (!root.startsWith('/')) issues.push({ field: '--root', rule: 'pattern', message: `--root: must start with '/' (got '${root}')` });
-  let zkAuth: string | undefined;
-  try {
-    zkAuth = resolveZkAuth(values['zk-auth-file'], env);
-  } catch (error) {
-    issues.push({ field: '--zk-auth-file', rule: 'format', message: toError(error).message });
-  }
+  const zkAuth = collectZkAuth(values['zk-auth-file'], env, issues);
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
   return Object.freeze({
     zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',

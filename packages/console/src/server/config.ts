@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { OrreryError, resolveZkAuth, toError, type TrustProxy, type ValidationIssue } from '@orrery/core';
+import { OrreryError, collectZkAuth, toError, type TrustProxy, type ValidationIssue } from '@orrery/core';
 
 /** The console's settings. */
 export interface ConsoleConfig {
@@ -136,12 +136,7 @@ export function parseConsoleConfig(argv: readonly string[], env: Readonly<Record
   }
   const trustProxy = parseTrustProxy(values['trust-proxy']);
   if ('issue' in trustProxy) issues.push(trustProxy.issue);
-  let zkAuth: string | undefined;
-  try {
-    zkAuth = resolveZkAuth(values['zk-auth-file'], env);
-  } catch (error) {
-    issues.push({ field: '--zk-auth-file', rule: 'format', message: toError(error).message });
-  }
+  const zkAuth = collectZkAuth(values['zk-auth-file'], env, issues);
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
   return Object.freeze({
     zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',

@@ -4,7 +4,7 @@
  * environment variable. Checked at start, so a malformed value stops the process with a usage error.
  */
 import { readFileSync } from 'node:fs';
-import { OrreryError, toError } from '../errors.js';
+import { OrreryError, toError, type ValidationIssue } from '../errors.js';
 import { parseZkAuth } from './client.js';
 
 /** Resolves the credentials (undefined: none); a `usage` error naming the flag or variable and the rule. */
@@ -23,4 +23,17 @@ export function resolveZkAuth(file: string | undefined, env: Readonly<Record<str
   if (value === undefined || value === '') return undefined;
   parseZkAuth(value, 'ORRERY_ZK_AUTH');
   return value;
+}
+
+/**
+ * {@link resolveZkAuth} for a process's config parser, which lists every problem at once: a
+ * malformed value becomes an issue (field `--zk-auth-file`, rule `format`) in `issues`.
+ */
+export function collectZkAuth(file: string | undefined, env: Readonly<Record<string, string | undefined>>, issues: ValidationIssue[]): string | undefined {
+  try {
+    return resolveZkAuth(file, env);
+  } catch (error) {
+    issues.push({ field: '--zk-auth-file', rule: 'format', message: toError(error).message });
+    return undefined;
+  }
 }
