@@ -1,5 +1,5 @@
 /**
- * The shard claim protocol (DESIGN.md flow 4): two compare-and-set writes per run, no more.
+ * The shard claim protocol (docs/architecture.md): two compare-and-set writes per run, no more.
  *
  * - **claim**: the shard node goes from the version the claimer read (idle, or missing) to
  *   `running` with the claimer's session and run id. A failed compare-and-set means another run

@@ -1,6 +1,6 @@
 /**
  * ShardState: the data of `paths.jobShard` — the state of one item of one job. A claim and a
- * completion are each one compare-and-set on this node (DESIGN.md flow 4). Browser-safe.
+ * completion are each one compare-and-set on this node (docs/architecture.md, the shard claim protocol). Browser-safe.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { validationError } from '../errors.js';
