@@ -24,3 +24,4 @@ export * from './protocol/shard-claim.js';
 export * from './serial-task.js';
 export * from './process-alive.js';
 export * from './child-stdio.js';
+export * from './process-signals.js';

@@ -1,7 +1,7 @@
 /**
  * The `orrery-sharding` process: the only place that reads process.env and handles signals.
  */
-import { createLogger, createMetrics, createZkClient, startHttpEndpoint, toError, type HttpEndpoint } from '@orrery/core';
+import { createLogger, createMetrics, createZkClient, startHttpEndpoint, stopOnSignals, toError, type HttpEndpoint } from '@orrery/core';
 import { createAllocator } from './allocator.js';
 import { parseShardingConfig, SHARDING_USAGE } from './config.js';
 
@@ -25,25 +25,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   const allocator = createAllocator({ zk, logger, metrics, ...(config.id ? { id: config.id } : {}), debounceMs: config.debounceMs, alarmAfterMs: config.alarmAfterMs });
   let http: HttpEndpoint | undefined;
 
-  let stopping: Promise<void> | undefined;
-  const stop = (signal: string): Promise<void> => {
-    stopping ??= (async () => {
-      logger.info({ signal }, 'stopping');
-      await allocator.close();
-      await http?.close();
-      await zk.close();
-    })();
-    return stopping;
-  };
-  const exited = new Promise<number>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      process.on(signal, () => {
-        if (stopping) process.exit(1); // a second signal: at once
-        void stop(signal).then(() => resolve(0));
-      });
-    }
-    // Started by a harness with an IPC channel (tests, npm start): stop when that parent is gone.
-    if (process.channel) process.once('disconnect', () => void stop('parent-gone').then(() => resolve(0)));
+  const { stop, exited } = stopOnSignals(logger, async () => {
+    await allocator.close();
+    await http?.close();
+    await zk.close();
   });
 
   try {

@@ -7,21 +7,10 @@ import type { FastifyRequest } from 'fastify';
 import type { Logger, Metrics, ZkClient } from '@orrery/core';
 import type { Principal } from './access.js';
 import type { ConsoleCache } from './console-cache.js';
+import type { AuditEntry } from '../store/audit.js';
 
-/** One audited mutation: who (from the request), what, and the state before and after. */
-export interface AuditEntry {
-  /** What was done, `resource.verb`: `job.update`, `job.run`, `namespace.create`, `user.create`, … */
-  action: string;
-  namespace?: string;
-  job?: string;
-  /** The target when it is neither a namespace nor a job (an executor, a user, a token id). */
-  target?: string;
-  /** The state before the change (absent for a create), and after (absent for a delete). */
-  before?: unknown;
-  after?: unknown;
-  /** Anything else worth keeping (a run's items and parameter, a batch's names). */
-  details?: Record<string, unknown>;
-}
+/** One audited mutation (the store's type: routes and the audit log share it). */
+export type { AuditEntry };
 
 /** Records audited mutations (see audit.ts); never throws into the request that made the change. */
 export interface Auditor {

@@ -3,7 +3,7 @@
  * SIGINT/SIGTERM close it gracefully (a second one exits at once); started with an IPC channel
  * (tests, `npm start`), it stops when that parent goes.
  */
-import { createLogger, toError } from '@orrery/core';
+import { createLogger, stopOnSignals, toError } from '@orrery/core';
 import { CONSOLE_USAGE, parseConsoleConfig } from './config.js';
 import { createConsole } from './console.js';
 
@@ -23,23 +23,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   const logger = createLogger({ name: 'orrery-console', level: config.logLevel });
   const server = createConsole({ config, logger });
 
-  let stopping: Promise<void> | undefined;
-  const stop = (signal: string): Promise<void> => {
-    stopping ??= (async () => {
-      logger.info({ signal }, 'stopping');
-      await server.close();
-    })();
-    return stopping;
-  };
-  const exited = new Promise<number>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      process.on(signal, () => {
-        if (stopping) process.exit(1); // a second signal: at once
-        void stop(signal).then(() => resolve(0));
-      });
-    }
-    if (process.channel) process.once('disconnect', () => void stop('parent-gone').then(() => resolve(0)));
-  });
+  const { stop, exited } = stopOnSignals(logger, () => server.close());
 
   try {
     logger.info({ zk: config.zk, root: config.root }, 'starting');

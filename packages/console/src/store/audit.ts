@@ -113,20 +113,28 @@ export function cutValue(value: unknown, maxBytes = AUDIT_VALUE_MAX_BYTES): unkn
 
 const text = (s: string): string => (s.length > AUDIT_TEXT_MAX ? `${s.slice(0, AUDIT_TEXT_MAX - 1)}…` : s);
 
-/** What a caller records (before redaction and bounds). */
-export interface AuditInput {
+/** One audited mutation: what was done, to what, and the state before and after. */
+export interface AuditEntry {
+  /** What was done, `resource.verb`: `job.update`, `job.run`, `namespace.create`, `user.create`, … */
+  action: string;
+  namespace?: string;
+  job?: string;
+  /** The target when it is neither a namespace nor a job (an executor, a user, a token id). */
+  target?: string;
+  /** The state before the change (absent for a create), and after (absent for a delete). */
+  before?: unknown;
+  after?: unknown;
+  /** Anything else worth keeping (a run's items and parameter, a batch's names). */
+  details?: Record<string, unknown>;
+}
+
+/** What a caller records (before redaction and bounds): the entry, with who, when and from where. */
+export interface AuditInput extends AuditEntry {
   at: number;
   user: string | null;
   via: 'session' | 'token' | null;
   tokenId?: string;
   ip: string;
-  action: string;
-  namespace?: string;
-  job?: string;
-  target?: string;
-  before?: unknown;
-  after?: unknown;
-  details?: Record<string, unknown>;
 }
 
 /** The entry to store: secrets redacted, long texts cut, big values replaced by markers (pure). */
