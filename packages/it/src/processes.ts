@@ -9,7 +9,8 @@ import { OrreryError, stdioWithoutSockets } from '@orrery/core';
 const BINS = {
   'orrery-sharding': fileURLToPath(new URL('../../sharding/bin/orrery-sharding.js', import.meta.url)),
   orrery: fileURLToPath(new URL('../../console/bin/orrery.js', import.meta.url)),
-  'orrery-console': fileURLToPath(new URL('../../console/bin/orrery-console.js', import.meta.url)),
+  // A shell script that execs Node with the console's heap bound (bin/orrery-console).
+  'orrery-console': fileURLToPath(new URL('../../console/bin/orrery-console', import.meta.url)),
   'orrery-executor': fileURLToPath(new URL('../../executor/bin/orrery-executor.js', import.meta.url)),
 } as const;
 
@@ -32,9 +33,11 @@ const all = new Set<RunningProcess>();
 /** Starts a bin of this repository with node. */
 export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}, options: { echo?: boolean } = {}): RunningProcess {
   // The IPC channel ties the process to this one: the bins stop when it closes (this process died).
-  const child: ChildProcess = spawn(process.execPath, [BINS[bin], ...args], {
+  const script = BINS[bin];
+  const [command, argv] = script.endsWith('.js') ? [process.execPath, [script, ...args]] : [script, [...args]];
+  const child: ChildProcess = spawn(command, argv, {
     stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']), // not this process's ZooKeeper sockets
-    env: { ...process.env, ...env },
+    env: { ...process.env, ORRERY_NODE: process.execPath, ...env }, // the same Node as this one
   });
   if (child.pid === undefined) throw new OrreryError('internal', `could not start ${bin}`);
   const lines: string[] = [];

@@ -3,6 +3,7 @@
 // log line); a login on one console is good on the other (one session secret in ZooKeeper); a token
 // created on one works on the other, and revoking it takes effect there within a second; SIGTERM
 // stops a console cleanly.
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { eventually, uniqueRoot } from '@orrery/core/testing';
 import { startProcess, stopAllProcesses, type RunningProcess } from '../src/index.js';
@@ -89,5 +90,28 @@ describe('orrery-console', () => {
     expect(c.lines.some((l) => PASSWORD_LINE.test(l))).toBe(false);
     expect(c.lines.some((l) => l.includes('from-the-environment'))).toBe(false);
     expect((await api(url, '/auth/login', { method: 'POST', body: { user: 'admin', password: 'from-the-environment' } })).status).toBe(200);
+  });
+
+  it('runs with a bounded heap (ORRERY_CONSOLE_HEAP_MB, default 256), one process under the spawned pid, and refuses a bad bound', async () => {
+    const root = uniqueRoot('console-process-heap');
+    const cmdline = (pid: number): string[] => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const byDefault = await startConsole(root, { ORRERY_ADMIN_PASSWORD: 'from-the-environment' });
+    await urlOf(byDefault);
+    expect(cmdline(byDefault.pid)).toEqual(expect.arrayContaining(['--max-old-space-size=256', '--max-semi-space-size=4']));
+    const loaded = JSON.parse(byDefault.lines.find((l) => l.includes('"msg":"cache loaded"'))!) as { heapLimitMb: number; level: unknown };
+    expect(loaded.heapLimitMb).toBeGreaterThan(256);
+    expect(loaded.heapLimitMb).toBeLessThan(400);
+    await byDefault.stop(10_000);
+
+    const raised = await startConsole(root, { ORRERY_CONSOLE_HEAP_MB: '1024' });
+    await urlOf(raised);
+    expect(cmdline(raised.pid)).toContain('--max-old-space-size=1024');
+    await raised.stop(10_000);
+
+    for (const bad of ['lots', '32', '-1']) {
+      const refused = await startConsole(root, { ORRERY_CONSOLE_HEAP_MB: bad });
+      expect(await refused.exited).toBe(2);
+      expect(refused.lines.join('\n')).toMatch(/ORRERY_CONSOLE_HEAP_MB must be/);
+    }
   });
 });

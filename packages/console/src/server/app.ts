@@ -29,6 +29,18 @@ import { decideAccess, type Access, type Principal } from './access.js';
 import type { ConsoleContext } from './context.js';
 import { defaultUiDir, serveUi } from './ui.js';
 
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** How long a write's answer waits at most for the cache to catch up, in ms. */
+export const CACHE_CATCH_UP_MS = 2000;
+
+/** Resolves when the cache has no read in flight, or after `timeoutMs` (a busy tree may never be still). */
+async function cacheCaughtUp(cache: ConsoleContext['cache'], timeoutMs = CACHE_CATCH_UP_MS): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([cache.settled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route (required on every `/api/v1` route). */
@@ -232,6 +244,14 @@ export function createConsoleApp(ctx: ConsoleContext, options: ConsoleAppOptions
           const need = access.level === 'admin' ? 'admin' : `${access.level}${namespace ? ` of namespace '${namespace}'` : ''}`;
           throw new OrreryError('forbidden', `${principal!.user} may not do this: it needs the role ${need}`, { details: { need: access.level, ...(namespace ? { namespace } : {}) } });
         }
+      });
+      // Read your writes: a write's answer waits (a bounded time) until the cache has read what the
+      // watches announced. ZooKeeper delivers a watch event before the answer to the write that
+      // caused it, so by now the cache's read of the change is in flight; a GET sent after this
+      // answer then finds what was written, through this console.
+      app.addHook('onSend', async (request, reply, payload) => {
+        if (request.routeOptions.config.access && WRITE_METHODS.has(request.method) && reply.statusCode < 400) await cacheCaughtUp(ctx.cache);
+        return payload;
       });
       await app.register(async (api) => {
         for (const routes of options.routes) await routes(api, ctx);

@@ -7,6 +7,7 @@
  * stops listening, then the cache, then the ZooKeeper session).
  */
 import type { AddressInfo } from 'node:net';
+import { getHeapStatistics } from 'node:v8';
 import { createMetrics, createZkClient, toError, type HttpApp, type Logger, type Metrics, type ZkClient } from '@orrery/core';
 import { createConsoleApp, type ConsoleRoutes } from './app.js';
 import { createAuditor } from './auditor.js';
@@ -85,6 +86,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandle {
       cache = createConsoleCache(zk);
       cache.on('error', (error) => logger.warn({ err: toError(error) }, 'console cache error'));
       await cache.start();
+      warnIfHeapIsTight(logger);
       const ctx: ConsoleContext = {
         zk,
         cache,
@@ -119,4 +121,21 @@ export function createConsole(options: ConsoleOptions): ConsoleHandle {
     [Symbol.asyncDispose]: () => handle.close(),
   };
   return handle;
+}
+
+/**
+ * Logs a warning when the heap in use after the cache loaded passes half of V8's limit: the
+ * console mirrors every node it serves, so a namespace much larger than the default limit
+ * (`ORRERY_CONSOLE_HEAP_MB`, bin/orrery-console) was sized for would make it collect constantly,
+ * then run out of memory.
+ */
+export function warnIfHeapIsTight(logger: Logger, stats: { used_heap_size: number; heap_size_limit: number } = getHeapStatistics()): boolean {
+  const usedMb = Math.round(stats.used_heap_size / 2 ** 20);
+  const limitMb = Math.round(stats.heap_size_limit / 2 ** 20);
+  if (stats.used_heap_size * 2 < stats.heap_size_limit) {
+    logger.info({ heapUsedMb: usedMb, heapLimitMb: limitMb }, 'cache loaded');
+    return false;
+  }
+  logger.warn({ heapUsedMb: usedMb, heapLimitMb: limitMb }, `the cache uses more than half of the heap limit: raise ORRERY_CONSOLE_HEAP_MB (now about ${limitMb} MB) to twice what is in use or more`);
+  return true;
 }

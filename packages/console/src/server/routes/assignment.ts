@@ -28,7 +28,7 @@ const Reason = Type.Union(UNASSIGNED_REASONS.map((r) => Type.Literal(r)));
 const Unassigned = Type.Array(Type.Object({ item: Type.Integer(), reason: Reason, advice: Type.String() }));
 const LoadSchema = Type.Object({ executor: Type.String(), load: Type.Number(), shards: Type.Integer() });
 
-const AssignmentMap = Type.Object({
+export const AssignmentMap = Type.Object({
   members: Type.Array(Type.String(), { description: 'online, non-drained executors of the last round' }),
   round: Type.Union([Type.Integer(), Type.Null()], { description: 'rounds written for the namespace (null: none yet)' }),
   writtenAt: Type.Union([Type.Integer(), Type.Null()]),
@@ -63,7 +63,7 @@ export const PreviewBodySchema = Type.Object({
   reshard: Type.Optional(Type.Boolean({ description: 'preview a requested reshard (rebalance towards every executor)' })),
 }, { additionalProperties: false });
 
-const PreviewSchema = Type.Object({
+export const PreviewSchema = Type.Object({
   moves: Type.Array(Type.Object({
     job: Type.String(), item: Type.Integer(),
     from: Type.Union([Type.String(), Type.Null()]), to: Type.Union([Type.String(), Type.Null()]),

@@ -112,7 +112,7 @@ export function cronPreview(expr: string, timeZone: string, after: number, count
 }
 
 const Zoned = { at: Type.Integer({ description: 'epoch ms' }), local: Type.String(), utc: Type.String(), timeZone: Type.String() };
-const CronPreviewSchema = Type.Object({
+export const CronPreviewSchema = Type.Object({
   expr: Type.String(),
   timeZone: Type.String(),
   fires: Type.Array(Type.Object({ ...Zoned, dst: Type.Optional(Type.Union([Type.Literal('shifted'), Type.Literal('first-of-repeat')])) })),

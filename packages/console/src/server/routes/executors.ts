@@ -24,7 +24,7 @@ export const EXECUTOR_STATES = ['online', 'drained', 'offline'] as const;
 /** An executor's state: online (taking shards), drained (online, taking none), offline. */
 export type ExecutorState = (typeof EXECUTOR_STATES)[number];
 
-const ExecutorSummarySchema = Type.Object({
+export const ExecutorSummarySchema = Type.Object({
   name: Type.String(),
   state: Type.Union(EXECUTOR_STATES.map((s) => Type.Literal(s))),
   /** The drain flag (meta noTraffic), also kept while offline. */
@@ -40,7 +40,7 @@ const ExecutorSummarySchema = Type.Object({
   handlers: Type.Array(Type.String()),
   problem: Type.Optional(Type.String()),
 });
-const ExecutorDetailSchema = Type.Composite([ExecutorSummarySchema, Type.Object({
+export const ExecutorDetailSchema = Type.Composite([ExecutorSummarySchema, Type.Object({
   jobs: Type.Array(Type.Object({
     job: Type.String(),
     items: Type.Array(Type.Integer()),

@@ -31,7 +31,7 @@ const PlannedChange = Type.Object({
   changes: Type.Optional(Type.Array(Change, { description: 'update: the fields that change' })),
   problem: Type.Optional(Type.String({ description: "replace: what is wrong with the stored config" })),
 });
-const ImportAnswer = Type.Object({
+export const ImportAnswer = Type.Object({
   dryRun: Type.Boolean(),
   changes: Type.Array(PlannedChange),
   result: Type.Optional(Type.Object({

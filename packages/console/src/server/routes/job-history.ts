@@ -17,7 +17,7 @@ import { assertCachedNamespace, JobRouteParams, writerOf } from './jobs.js';
 
 const Version = Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: "a version of the job's config node" });
 
-const HistoryAnswer = Type.Object({
+export const HistoryAnswer = Type.Object({
   job: Type.String(),
   limit: Type.Integer({ description: 'how many versions are kept per job (the newest)' }),
   currentVersion: Type.Union([Type.Integer(), Type.Null()], { description: 'the job config version now (null: the job is gone)' }),
@@ -28,8 +28,9 @@ const HistoryAnswer = Type.Object({
     problem: Type.Optional(Type.String({ description: 'the history node cannot be read' })),
   }), { description: 'newest first' }),
 });
-const VersionAnswer = Type.Object({ version: Type.Integer(), author: Type.String(), at: Type.Integer(), config: JobConfigSchema });
+export const VersionAnswer = Type.Object({ version: Type.Integer(), author: Type.String(), at: Type.Integer(), config: JobConfigSchema });
 const Change = Type.Object({ field: Type.String(), before: Type.Unknown(), after: Type.Unknown() });
+export const DiffAnswer = Type.Object({ job: Type.String(), from: Type.Integer(), to: Type.Integer(), changes: Type.Array(Change) });
 
 function versionNotKept(namespace: string, job: string, version: number): OrreryError {
   return new OrreryError('not-found', `version ${version} of job '${job}' is not in its history (the last ${JOB_HISTORY_LIMIT} versions are kept)`, { details: { namespace, job, version } });
@@ -76,7 +77,7 @@ export const jobHistoryRoutes: ConsoleRoutes = async (app, ctx) => {
       summary: 'Field-by-field differences between two versions of a job config (to: default the current version)',
       params: JobRouteParams,
       querystring: Type.Object({ from: Version, to: Type.Optional(Version) }, { additionalProperties: false }),
-      response: { 200: Type.Object({ job: Type.String(), from: Type.Integer(), to: Type.Integer(), changes: Type.Array(Change) }) },
+      response: { 200: DiffAnswer },
     },
     config: { access: { level: 'viewer' } },
   }, async (request) => {

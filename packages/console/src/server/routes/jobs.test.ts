@@ -47,6 +47,19 @@ describe('create', () => {
     expect(again.json().error).toMatchObject({ code: 'already-exists', details: { job: 'report' } });
   });
 
+  it('reads its writes: a GET right after a create, an update or a delete answers what was written', async () => {
+    for (let i = 0; i < 20; i++) {
+      const name = `ryw-${i}`;
+      expect((await c.as('ann', { method: 'POST', url: url(), payload: shell(name, { cron: '0 3 * * *' }) })).statusCode).toBe(201);
+      expect((await c.as('vic', { method: 'GET', url: url(`/${name}`) })).json()).toMatchObject({ name, version: 0 });
+      const put = await c.as('ann', { method: 'PUT', url: url(`/${name}`), payload: { version: 0, config: shell(name, { cron: '0 4 * * *' }) } });
+      expect(put.statusCode, put.body).toBe(200);
+      expect((await c.as('vic', { method: 'GET', url: url(`/${name}`) })).json()).toMatchObject({ version: 1, config: { cron: '0 4 * * *' } });
+      expect((await c.as('ann', { method: 'DELETE', url: url(`/${name}`) })).statusCode).toBe(204);
+      expect((await c.as('vic', { method: 'GET', url: url(`/${name}`) })).statusCode).toBe(404);
+    }
+  });
+
   it('answers 400 naming every field and rule at once, and writes nothing', async () => {
     const bad = await c.as('ann', { method: 'POST', url: url(), payload: { name: 'broken-one', type: 'shell', command: 'x', cron: '61 * * * *', shardingTotalCount: 'three', shardingCount: 2 } });
     expect(bad.statusCode).toBe(400);

@@ -70,7 +70,7 @@ const StateSummary = Type.Object({
   succeeded: Type.Integer({ description: 'items whose last run succeeded' }),
   unreadable: Type.Integer({ description: 'items whose shard node cannot be read' }),
 });
-const ListItem = Type.Object({
+export const ListItem = Type.Object({
   name: Type.String(),
   broken: Type.Boolean({ description: 'the stored config is not valid (see problem)' }),
   version: Type.Integer(),
@@ -87,7 +87,7 @@ const ListItem = Type.Object({
   summary: Type.Optional(StateSummary),
   lastOutcomes: Type.Optional(Type.Array(Outcome)),
 });
-const ListAnswer = Type.Object({
+export const ListAnswer = Type.Object({
   total: Type.Integer({ description: 'jobs that pass the filter' }),
   limit: Type.Integer(),
   offset: Type.Integer(),
@@ -116,7 +116,7 @@ export const JobAnswer = Type.Object({
   summary: Nullable(StateSummary),
   nextFireTime: Nullable(Type.Integer()),
 });
-const WriteAnswer = Type.Object({ name: Type.String(), version: Type.Integer(), config: JobConfigSchema, changed: Type.Boolean() });
+export const WriteAnswer = Type.Object({ name: Type.String(), version: Type.Integer(), config: JobConfigSchema, changed: Type.Boolean() });
 
 const BATCH_ACTIONS = ['enable', 'disable', 'run', 'delete'] as const;
 type BatchAction = (typeof BATCH_ACTIONS)[number];
@@ -125,7 +125,7 @@ const BatchBody = Type.Object({
   names: Type.Array(JobNameSchema, { minItems: 1, maxItems: BATCH_MAX_NAMES, uniqueItems: true }),
   force: Type.Optional(Type.Boolean({ description: 'delete only: delete enabled jobs too (each disabled first)' })),
 }, { additionalProperties: false });
-const BatchAnswer = Type.Object({
+export const BatchAnswer = Type.Object({
   action: Type.String(),
   results: Type.Array(Type.Object({
     name: Type.String(),

@@ -16,7 +16,7 @@ export const NamespaceParams = Type.Object({ namespace: NamespaceNameSchema }, {
 
 const Settings = Type.Partial(Type.Omit(NamespaceInfoSchema, ['createdAt']), { additionalProperties: false });
 
-const NamespaceSummary = Type.Object({
+export const NamespaceSummary = Type.Object({
   name: Type.String(),
   version: Type.Integer({ description: 'the settings node version, for a compare-and-set update' }),
   settings: Type.Union([NamespaceInfoSchema, Type.Null()], { description: 'null when the node holds invalid data (see problem)' }),

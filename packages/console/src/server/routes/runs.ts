@@ -58,7 +58,7 @@ const Unavailable = Type.Object({
   reason: Type.String({ description: 'offline, no-http-api, timeout, unreachable, refused, history-off or bad-answer' }),
   message: Type.String(),
 });
-const RunsListing = Type.Object({
+export const RunsListing = Type.Object({
   runs: Type.Array(RunViewSchema),
   nextBefore: Type.Union([Type.Integer(), Type.Null()], { description: 'pass as before for the next page; null: no more' }),
   unavailable: Type.Array(Unavailable, { description: 'executors whose runs are missing, and why' }),

@@ -109,7 +109,7 @@ export function namespaceStats(ctx: ConsoleContext, namespace: string) {
 }
 
 const Counts = (keys: readonly string[]) => Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Integer()])));
-const StatsSchema = Type.Object({
+export const StatsSchema = Type.Object({
   at: Type.Integer({ description: 'epoch ms of the answer' }),
   windowMs: Type.Integer(),
   jobs: Type.Object({ total: Type.Integer(), byState: Counts(JOB_STATES) }),
