@@ -12,7 +12,13 @@ import { JobsPage } from '../features/jobs/JobsPage';
 import type { JobFilters } from '../features/jobs/queries';
 import { LoginPage } from '../features/login/LoginPage';
 import { NamespacesPage } from '../features/namespaces/NamespacesPage';
-import { PlaceholderPage } from '../features/placeholder/PlaceholderPage';
+import { AssignmentPage } from '../features/assignment/AssignmentPage';
+import { AuditPage } from '../features/audit/AuditPage';
+import { ExecutorsPage } from '../features/executors/ExecutorsPage';
+import { JobDetailPage } from '../features/job-detail/JobDetailPage';
+import { JobEditorPage } from '../features/job-editor/JobEditorPage';
+import { TokensPage } from '../features/tokens/TokensPage';
+import { UsersPage } from '../features/users/UsersPage';
 import { useNamespaceEvents } from '../live/events';
 import { ErrorState, Loading } from '../ui/states';
 import { NotFound, Shell } from './Shell';
@@ -84,18 +90,49 @@ const jobsRoute = createRoute({
   component: JobsPage,
 });
 
-const jobRoute = createRoute({ getParentRoute: () => namespaceRoute, path: 'jobs/$job', component: () => <PlaceholderPage title="nav.jobs" /> });
-const executorsRoute = createRoute({ getParentRoute: () => namespaceRoute, path: 'executors', component: () => <PlaceholderPage title="nav.executors" /> });
-const assignmentRoute = createRoute({ getParentRoute: () => namespaceRoute, path: 'assignment', component: () => <PlaceholderPage title="nav.assignment" /> });
-const auditRoute = createRoute({ getParentRoute: () => appRoute, path: 'audit', component: () => <PlaceholderPage title="nav.audit" /> });
-const usersRoute = createRoute({ getParentRoute: () => appRoute, path: 'users', component: () => <PlaceholderPage title="nav.users" /> });
-const tokensRoute = createRoute({ getParentRoute: () => appRoute, path: 'tokens', component: () => <PlaceholderPage title="nav.tokens" /> });
+/** The job detail page's parts (`?tab=`), and the run it shows (`?run=`, with `executor` when known). */
+export const JOB_TABS = ['shards', 'runs', 'history', 'config'] as const;
+export type JobTab = (typeof JOB_TABS)[number];
+export interface JobDetailSearch {
+  tab?: JobTab;
+  run?: string;
+  executor?: string;
+}
+
+const newJobRoute = createRoute({ getParentRoute: () => namespaceRoute, path: 'jobs/new', component: JobEditorPage });
+const jobRoute = createRoute({
+  getParentRoute: () => namespaceRoute,
+  path: 'jobs/$job',
+  validateSearch: (search: Record<string, unknown>): JobDetailSearch => ({
+    tab: (JOB_TABS as readonly unknown[]).includes(search.tab) ? (search.tab as JobTab) : undefined,
+    run: str(search.run),
+    executor: str(search.executor),
+  }),
+  component: JobDetailPage,
+});
+const editJobRoute = createRoute({ getParentRoute: () => namespaceRoute, path: 'jobs/$job/edit', component: JobEditorPage });
+const executorsRoute = createRoute({ getParentRoute: () => namespaceRoute, path: 'executors', component: ExecutorsPage });
+const assignmentRoute = createRoute({ getParentRoute: () => namespaceRoute, path: 'assignment', component: AssignmentPage });
+/** The audit log's filters, kept in the URL. */
+export interface AuditSearch {
+  namespace?: string;
+  job?: string;
+  user?: string;
+}
+const auditRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: 'audit',
+  validateSearch: (search: Record<string, unknown>): AuditSearch => ({ namespace: str(search.namespace), job: str(search.job), user: str(search.user) }),
+  component: AuditPage,
+});
+const usersRoute = createRoute({ getParentRoute: () => appRoute, path: 'users', component: UsersPage });
+const tokensRoute = createRoute({ getParentRoute: () => appRoute, path: 'tokens', component: TokensPage });
 
 export const routeTree = rootRoute.addChildren([
   loginRoute,
   appRoute.addChildren([
     namespacesRoute,
-    namespaceRoute.addChildren([dashboardRoute, jobsRoute, jobRoute, executorsRoute, assignmentRoute]),
+    namespaceRoute.addChildren([dashboardRoute, jobsRoute, newJobRoute, jobRoute, editJobRoute, executorsRoute, assignmentRoute]),
     auditRoute,
     usersRoute,
     tokensRoute,

@@ -3,7 +3,16 @@
  * `area.what`; `{name}` is a placeholder filled by `t(key, {name})`. `zh-CN.ts` must have exactly
  * these keys and placeholders (a type error, and catalogue.test.ts).
  */
-export const en = {
+import { jobEditorMessages } from '../features/job-editor/messages';
+import { jobHistoryMessages } from '../features/job-history/messages';
+import { jobDetailMessages } from '../features/job-detail/messages';
+import { executorsMessages } from '../features/executors/messages';
+import { assignmentMessages } from '../features/assignment/messages';
+import { auditMessages } from '../features/audit/messages';
+import { usersMessages } from '../features/users/messages';
+import { tokensMessages } from '../features/tokens/messages';
+
+const base = {
   'app.name': 'Orrery',
   'app.tagline': 'Distributed cron console',
   'app.skipToContent': 'Skip to content',
@@ -148,6 +157,19 @@ export const en = {
   'jobs.loadingMore': 'Loading more jobs…',
   'jobs.shards': '{count} shards',
 } as const;
+
+/** The catalogue: the shell's and the older pages' messages, then each feature's own (`features/<name>/messages.ts`). */
+export const en = {
+  ...base,
+  ...jobEditorMessages.en,
+  ...jobHistoryMessages.en,
+  ...jobDetailMessages.en,
+  ...executorsMessages.en,
+  ...assignmentMessages.en,
+  ...auditMessages.en,
+  ...usersMessages.en,
+  ...tokensMessages.en,
+};
 
 /** A message's key. */
 export type MessageKey = keyof typeof en;

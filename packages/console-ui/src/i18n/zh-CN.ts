@@ -1,7 +1,16 @@
 /** 简体中文目录：与 en.ts 的键和 {占位符} 一一对应（缺一个键即为类型错误）。 */
 import type { Messages } from './en';
+import { jobEditorMessages } from '../features/job-editor/messages';
+import { jobHistoryMessages } from '../features/job-history/messages';
+import { jobDetailMessages } from '../features/job-detail/messages';
+import { executorsMessages } from '../features/executors/messages';
+import { assignmentMessages } from '../features/assignment/messages';
+import { auditMessages } from '../features/audit/messages';
+import { usersMessages } from '../features/users/messages';
+import { tokensMessages } from '../features/tokens/messages';
 
-export const zhCN: Messages = {
+
+const base = {
   'app.name': 'Orrery',
   'app.tagline': '分布式定时任务控制台',
   'app.skipToContent': '跳到正文',
@@ -145,4 +154,16 @@ export const zhCN: Messages = {
   'jobs.broken': '配置无法读取：{problem}',
   'jobs.loadingMore': '正在加载更多作业…',
   'jobs.shards': '{count} 个分片',
+};
+
+export const zhCN: Messages = {
+  ...base,
+  ...jobEditorMessages['zh-CN'],
+  ...jobHistoryMessages['zh-CN'],
+  ...jobDetailMessages['zh-CN'],
+  ...executorsMessages['zh-CN'],
+  ...assignmentMessages['zh-CN'],
+  ...auditMessages['zh-CN'],
+  ...usersMessages['zh-CN'],
+  ...tokensMessages['zh-CN'],
 };

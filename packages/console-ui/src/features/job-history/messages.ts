@@ -1,0 +1,12 @@
+/**
+ * The job-history feature's messages, in both languages (merged into the catalogue by i18n/en.ts and
+ * i18n/zh-CN.ts). Keys start with `jobHistory.`; zh-CN must have exactly the keys of en.
+ */
+const en = {
+} as const;
+
+export const jobHistoryMessages = {
+  en,
+  'zh-CN': {
+  } satisfies Record<keyof typeof en, string>,
+};

@@ -1,0 +1,12 @@
+/**
+ * The tokens feature's messages, in both languages (merged into the catalogue by i18n/en.ts and
+ * i18n/zh-CN.ts). Keys start with `tokens.`; zh-CN must have exactly the keys of en.
+ */
+const en = {
+} as const;
+
+export const tokensMessages = {
+  en,
+  'zh-CN': {
+  } satisfies Record<keyof typeof en, string>,
+};
