@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sourced by the npm scripts (test, bench, chaos): what a fresh clone on a fresh machine needs —
-# a supported Node, the npm dependencies, and Debian's zookeeper package. Runs from the repo root.
+# a supported Node, the npm dependencies, Debian's zookeeper package (and chromium for the tests). Runs from the repo root.
 
 node packages/it/scripts/check-node.mjs
 
@@ -13,6 +13,14 @@ fi
 
 # ZooKeeper from Debian's package (tests and benchmarks start their own servers from its jars).
 bash packages/it/scripts/ensure-zookeeper.sh
+
+# Chromium from Debian's package, for the console's browser tests (playwright-core drives it);
+# only `npm test` asks for it (ORRERY_NEEDS_CHROMIUM=1, set by test.sh).
+if [ "${ORRERY_NEEDS_CHROMIUM:-0}" = 1 ]; then
+  bash packages/it/scripts/ensure-debian-package.sh chromium /usr/bin/chromium Chromium
+  # A CJK font, so the Chinese pages' screenshots show characters rather than empty boxes.
+  bash packages/it/scripts/ensure-debian-package.sh fonts-wqy-microhei /usr/share/fonts/truetype/wqy/wqy-microhei.ttc 'a Chinese font'
+fi
 
 # Bundle the bins (they run the bundle while it is fresh; packages/core/launch.mjs).
 node packages/it/scripts/build.mjs

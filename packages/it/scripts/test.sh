@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 
-# 1–2. Node, npm dependencies, Debian's zookeeper.
+# 1–2. Node, npm dependencies, Debian's zookeeper and chromium (the console's browser tests).
+ORRERY_NEEDS_CHROMIUM=1
 source packages/it/scripts/prepare.sh
 
 # 3. Type check, then every test.

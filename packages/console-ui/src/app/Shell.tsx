@@ -117,7 +117,7 @@ function UserMenu() {
   return (
     <details className="user-menu">
       <summary aria-label={t('menu.label', { user: principal.user })}>
-        <span aria-hidden="true">👤</span> {principal.user}
+        <span className="avatar" aria-hidden="true">{principal.user.slice(0, 1).toUpperCase()}</span> {principal.user}
       </summary>
       <div className="menu">
         <p>
