@@ -10,6 +10,7 @@
  * seven disabled, 3 shards each, with an assignment and shard nodes holding last outcomes (some
  * failed, some running) so that the list has states to summarise.
  */
+import { measureJobsPage, type JobsPageBenchResult } from './console-ui-bench.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createZkClient, encodeJson, parseJobConfig, parseShardState, paths, type JobConfig, type ShardState, type ZkClient } from '@orrery/core';
@@ -212,6 +213,8 @@ export interface ConsoleBenchResult {
   rows: ConsoleRouteRow[];
   /** The console's RSS in MB: loaded and idle `seconds` (before any load); `seconds` after the load; its peak (VmHWM). */
   rss: { loadedMb: number; afterMb: number; peakMb: number };
+  /** The UI's jobs page in Chromium (after the RSS figures; undefined without Chromium). */
+  ui: JobsPageBenchResult | undefined;
 }
 
 /**
@@ -366,6 +369,7 @@ export async function runConsoleBench(seconds = 20, cpuProfileDir?: string): Pro
     // Settled: after the load, once V8 has had the time to return its garbage.
     await new Promise((r) => setTimeout(r, seconds * 1000));
     const after = procStats(c.process.pid);
+    const ui = await measureJobsPage(c.url, NS, 'admin', ADMIN_PASSWORD);
     return {
       jobs: CONSOLE_BENCH_JOBS,
       nodes,
@@ -375,6 +379,7 @@ export async function runConsoleBench(seconds = 20, cpuProfileDir?: string): Pro
       idle,
       rows,
       rss: { loadedMb: loaded.rssMb, afterMb: after.rssMb, peakMb: after.peakRssMb },
+      ui,
     };
   } finally {
     await started?.process.stop(10_000);
