@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createLazyFile } from './lazy-file.js';
-import { createHistory, parseRunRecord, type RunRecord } from './history.js';
+import { createHistory, parseRunRecord, tallyRuns, type RunRecord, type TalliedRun } from './history.js';
 
 /** A real pino logger whose lines the test reads. */
 const capturingLogger = () => {
@@ -247,5 +247,142 @@ describe('run history: the size bound holds at all times', () => {
     expect(await h.prune()).toBe(0);
     expect(h.usage()).toEqual({ runs: 0, bytes: 0 });
     expect(readFileSync(h.logPaths('a', running.runId).stdout, 'utf8')).toHaveLength(8000);
+  });
+});
+
+describe('run history: the tally of runs per job (summary)', () => {
+  const T = 1_000_000;
+  it.each<[string, TalliedRun[], number, ReturnType<typeof tallyRuns>]>([
+    ['nothing kept', [], 0, []],
+    ['counts runs that ended at or after since, per job in name order', [
+      { job: 'b', endedAt: T }, { job: 'a', endedAt: T + 1 }, { job: 'a', endedAt: T - 1 }, { job: 'b', endedAt: T + 5 },
+    ], T, [
+      { job: 'a', runs: 1, failures: 0, timedOut: 0, lastFailureAt: null },
+      { job: 'b', runs: 2, failures: 0, timedOut: 0, lastFailureAt: null },
+    ]],
+    ['failures are failed and timed-out runs; lastFailureAt the latest end among them', [
+      { job: 'a', endedAt: T + 30, fault: 'failed' }, { job: 'a', endedAt: T + 50, fault: 'timed-out' }, { job: 'a', endedAt: T + 90 },
+      { job: 'a', endedAt: T + 10, fault: 'failed' }, { job: 'a', endedAt: T - 10, fault: 'timed-out' },
+    ], T, [{ job: 'a', runs: 4, failures: 3, timedOut: 1, lastFailureAt: T + 50 }]],
+    ['runs without an end time (no record, an unreadable one) are not counted', [
+      { job: 'a', endedAt: null }, { job: 'a' }, { job: 'a', endedAt: T, fault: 'failed' },
+    ], 0, [{ job: 'a', runs: 1, failures: 1, timedOut: 0, lastFailureAt: T }]],
+    ['a job whose runs all ended before since is left out', [{ job: 'old', endedAt: T - 1 }, { job: 'new', endedAt: T }], T, [
+      { job: 'new', runs: 1, failures: 0, timedOut: 0, lastFailureAt: null },
+    ]],
+  ])('%s', (_name, runs, since, want) => {
+    expect(tallyRuns(runs, since)).toEqual(want);
+  });
+
+  it('counts every run saved, by outcome, that ended at or after since — without reading a file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const h = createHistory({ dataDir: dir });
+    const now = Date.now();
+    const since = now - 3_600_000;
+    const runs = [
+      record('shell', now - 7_200_000), // ended before since
+      record('shell', now - 3_000_000),
+      record('shell', now - 2_000_000, { status: 'failed', exitCode: 1 }),
+      record('shell', now - 1_000_000),
+      record('node', now - 500_000, { status: 'timed-out', exitCode: null }),
+      record('node', now - 400_000, { status: 'aborted', exitCode: null }),
+      // Started before since, ended after it: counted (runs that ended in the window).
+      record('long', since - 60_000, { endedAt: since + 1, durationMs: 60_001 }),
+    ];
+    for (const r of runs) await h.save(r);
+    const want = {
+      since,
+      jobs: [
+        { job: 'long', runs: 1, failures: 0, timedOut: 0, lastFailureAt: null },
+        { job: 'node', runs: 2, failures: 1, timedOut: 1, lastFailureAt: runs[4]!.endedAt },
+        { job: 'shell', runs: 3, failures: 1, timedOut: 0, lastFailureAt: runs[2]!.endedAt },
+      ],
+    };
+    expect(await h.summary(since)).toEqual(want);
+    // From memory: records spoiled behind the history's back change nothing until a scan needs them.
+    for (const r of runs) writeFileSync(join(dir, 'runs', r.job, `${r.runId}.json`), '{"half');
+    expect(await h.summary(since)).toEqual(want);
+    expect(await h.summary(0)).toMatchObject({ since: 0, jobs: [{ job: 'long', runs: 1 }, { job: 'node', runs: 2 }, { job: 'shell', runs: 4 }] });
+  });
+
+  it('counts what an earlier process kept (the start-up scan reads each record once), skipping corrupt records and record-less logs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const { logger, lines } = capturingLogger();
+    const now = Date.now();
+    const before = createHistory({ dataDir: dir });
+    const kept = [
+      record('a', now - 50_000),
+      record('a', now - 40_000, { status: 'failed', exitCode: 2 }),
+      record('a', now - 30_000, { status: 'timed-out', exitCode: null }),
+      record('b', now - 20_000),
+    ];
+    for (const r of kept) await before.save(r);
+    const corrupt = record('a', now - 10_000, { status: 'failed' });
+    writeFileSync(join(dir, 'runs', 'a', `${corrupt.runId}.json`), JSON.stringify(corrupt).slice(0, 30));
+    const crashed = record('b', now - 5_000);
+    writeFileSync(before.logPaths('b', crashed.runId).stdout, 'cut short by a crash\n');
+
+    const h = createHistory({ dataDir: dir, logger });
+    // No prune yet: the first summary waits for a scan of the folder (it starts one).
+    const first = await h.summary(now - 60_000);
+    expect(first.jobs).toEqual([
+      { job: 'a', runs: 3, failures: 2, timedOut: 1, lastFailureAt: kept[2]!.endedAt },
+      { job: 'b', runs: 1, failures: 0, timedOut: 0, lastFailureAt: null },
+    ]);
+    expect(h.usage().runs).toBe(6); // the corrupt and the record-less run are kept (by size), not counted
+    expect(lines.filter((l) => l.msg === 'skipping a run record that cannot be read').map((l) => l.file)).toEqual([join(dir, 'runs', 'a', `${corrupt.runId}.json`)]);
+
+    // A record that appears behind the index's back is counted from the next retention scan;
+    // what the index already knew is not read again (spoiling it changes nothing).
+    const late = record('b', now - 1_000, { status: 'failed', exitCode: 1 });
+    writeFileSync(join(dir, 'runs', 'b', `${late.runId}.json`), JSON.stringify(late));
+    writeFileSync(join(dir, 'runs', 'a', `${kept[1]!.runId}.json`), 'garbage');
+    expect((await h.summary(now - 60_000)).jobs.find((j) => j.job === 'b')?.runs).toBe(1);
+    await h.prune();
+    expect((await h.summary(now - 60_000)).jobs).toEqual([
+      { job: 'a', runs: 3, failures: 2, timedOut: 1, lastFailureAt: kept[2]!.endedAt },
+      { job: 'b', runs: 2, failures: 1, timedOut: 0, lastFailureAt: late.endedAt },
+    ]);
+  });
+
+  it('a first summary before any prune scans without pruning: it removes nothing; the prune then does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const now = Date.now();
+    const old = record('a', now - 120_000, { status: 'failed' });
+    const recent = record('a', now - 1000);
+    const before = createHistory({ dataDir: dir });
+    await before.save(old);
+    await before.save(recent);
+    const h = createHistory({ dataDir: dir, maxAgeMs: 60_000 });
+    const [first, again] = await Promise.all([h.summary(0), h.summary(now - 60_000)]); // one scan, joined
+    expect(first.jobs).toEqual([{ job: 'a', runs: 2, failures: 1, timedOut: 0, lastFailureAt: old.endedAt }]);
+    expect(again.jobs).toEqual([{ job: 'a', runs: 1, failures: 0, timedOut: 0, lastFailureAt: null }]);
+    expect(readdirSync(join(dir, 'runs', 'a')).sort()).toEqual([`${old.runId}.json`, `${recent.runId}.json`].sort());
+    expect(await h.prune(now)).toBe(1);
+    expect((await h.summary(0)).jobs).toEqual([{ job: 'a', runs: 1, failures: 0, timedOut: 0, lastFailureAt: null }]);
+  });
+
+  it('forgets runs as they are evicted: by size at a save, by age at a prune', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const day = 86_400_000;
+    const now = Date.now();
+    const h = createHistory({ dataDir: dir, maxAgeMs: 2 * day, maxBytes: 12_000 });
+    await h.prune(now); // the start-up scan (empty)
+    const old = record('a', now - 3 * day, { status: 'failed', endedAt: now - 3 * day + 5 });
+    await h.save(old);
+    expect((await h.summary(0)).jobs).toEqual([{ job: 'a', runs: 1, failures: 1, timedOut: 0, lastFailureAt: old.endedAt }]);
+    expect(await h.prune(now)).toBe(1);
+    expect((await h.summary(0)).jobs).toEqual([]);
+    const saved: RunRecord[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const r = record('big', now - 60_000 + i * 1000);
+      writeFileSync(h.logPaths('big', r.runId).stdout, 'x'.repeat(3500));
+      await h.save(r);
+      saved.push(r);
+    }
+    // ~3.85 KB a run under 12 KB: three are kept, and only they are counted.
+    expect(h.usage().runs).toBe(3);
+    expect(await h.summary(0)).toEqual({ since: 0, jobs: [{ job: 'big', runs: 3, failures: 0, timedOut: 0, lastFailureAt: null }] });
+    expect(await h.summary(saved[4]!.endedAt)).toEqual({ since: saved[4]!.endedAt, jobs: [{ job: 'big', runs: 2, failures: 0, timedOut: 0, lastFailureAt: null }] });
   });
 });

@@ -20,13 +20,21 @@
  *   `maxLogBytes × 2` (+ two marker lines) per running run. So the folder holds at most
  *   `maxBytes + maxLogBytes × 2 × runs in progress`.
  * - Age: runs older than `maxAgeMs` go at each `prune` (the executor prunes every 10 minutes).
+ * - Run tally: the size index also holds each kept run's end time and outcome (from `save`, and
+ *   from its record, read once, by the scan that rebuilds the index), so `summary(since)` — runs,
+ *   failures and time-outs per job of the runs that ended at or after `since` — reads no file. Its
+ *   memory is two fields per kept run: bounded as the kept runs are (by age and by bytes). Runs in
+ *   progress, and kept runs without a readable record (a corrupt record, a crash's record-less
+ *   logs), are not counted.
  *
  * Not guaranteed: files changed behind the index's back (written by hand, or a record-less run's
  * logs that grow later) are counted from the next `prune`'s scan; and a run's logs left without a
- * record by a crash of an earlier process count as a kept run (at their size) from that scan.
+ * record by a crash of an earlier process count as a kept run (at their size) from that scan. The
+ * tally counts what is kept: runs the size bound evicted (or an earlier process pruned) are gone
+ * from it as from `list`.
  */
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NODE_NAME_PATTERN, silentLogger, toError, type Logger, type ShardOutcome } from '@orrery/core';
 import { DEFAULT_MAX_LOG_BYTES, PRIVATE_FILE_MODE } from './lazy-file.js';
@@ -53,6 +61,26 @@ export interface HistoryOptions {
   maxLogBytes?: number;
   /** Where corrupt records and failed evictions are reported. Default: silent. */
   logger?: Logger;
+}
+
+/** One job's runs in a {@link RunSummary}: those that ended at or after its `since`. */
+export interface JobRunTally {
+  job: string;
+  /** Runs that ended in the window, whatever their outcome. */
+  runs: number;
+  /** Of them, runs that failed or timed out. */
+  failures: number;
+  /** Of the failures, runs that timed out. */
+  timedOut: number;
+  /** When the latest failure ended (epoch ms); null without failures. */
+  lastFailureAt: number | null;
+}
+
+/** What {@link History.summary} answers: per job (by name), the kept runs that ended at or after `since`. */
+export interface RunSummary {
+  since: number;
+  /** Jobs with at least one such run, by name. */
+  jobs: JobRunTally[];
 }
 
 export interface History {
@@ -83,6 +111,13 @@ export interface History {
   prune(now?: number): Promise<number>;
   /** What the size index holds now: kept runs and their total bytes. */
   usage(): { runs: number; bytes: number };
+  /**
+   * Per job, the kept runs that ended at or after `since` (epoch ms): from the in-memory index, no
+   * file read. Before the first scan of the folder it waits for one — joining the prune under way,
+   * or scanning without pruning (a read removes nothing) — so what an earlier process kept is
+   * counted too. A corrupt record is skipped, never an error.
+   */
+  summary(since: number): Promise<RunSummary>;
 }
 
 const RUN_ID = /^[0-9a-z]+-[0-9a-z-]+$/;
@@ -124,11 +159,54 @@ export function parseRunRecord(text: string, job: string, runId: string): { reco
   return { record: value as RunRecord };
 }
 
-interface Kept {
+/** A kept run's outcome in the index: `fault` for a failure, undefined for any other outcome. */
+export type RunFault = 'failed' | 'timed-out';
+
+/** What the tally needs of a kept run. */
+export interface TalliedRun {
   job: string;
+  /**
+   * When it ended (epoch ms), from its record: a number once read; null when it has no record to
+   * read (logs a crash left); undefined when its record could not be read (read again by the next scan).
+   */
+  endedAt?: number | null;
+  /** Set when it failed or timed out. */
+  fault?: RunFault;
+}
+
+interface Kept extends TalliedRun {
   runId: string;
   startedAt: number;
   bytes: number;
+}
+
+/** The index's outcome of a record status (pure); the literals are shared, not one string per run. */
+function faultOf(status: string): RunFault | undefined {
+  if (status === 'failed') return 'failed';
+  if (status === 'timed-out') return 'timed-out';
+  return undefined;
+}
+
+/**
+ * Tallies kept runs that ended at or after `since`, per job (pure): runs without an end time are
+ * not counted. Jobs in name order.
+ */
+export function tallyRuns(runs: Iterable<TalliedRun>, since: number): JobRunTally[] {
+  const byJob = new Map<string, JobRunTally>();
+  for (const run of runs) {
+    if (typeof run.endedAt !== 'number' || run.endedAt < since) continue;
+    let tally = byJob.get(run.job);
+    if (!tally) {
+      tally = { job: run.job, runs: 0, failures: 0, timedOut: 0, lastFailureAt: null };
+      byJob.set(run.job, tally);
+    }
+    tally.runs += 1;
+    if (run.fault === undefined) continue;
+    tally.failures += 1;
+    if (run.fault === 'timed-out') tally.timedOut += 1;
+    if (tally.lastFailureAt === null || run.endedAt > tally.lastFailureAt) tally.lastFailureAt = run.endedAt;
+  }
+  return [...byJob.values()].sort((a, b) => (a.job < b.job ? -1 : a.job > b.job ? 1 : 0));
 }
 
 /** Kept runs, oldest first, and their total size. */
@@ -150,6 +228,8 @@ function createSizeIndex() {
       if (before) {
         total += run.bytes - before.bytes;
         before.bytes = run.bytes;
+        before.endedAt = run.endedAt;
+        before.fault = run.fault;
         return;
       }
       byId.set(run.runId, run);
@@ -180,6 +260,7 @@ function createSizeIndex() {
       order.sort((a, b) => a.startedAt - b.startedAt);
     },
     all: (): Kept[] => [...order],
+    values: (): Iterable<Kept> => byId.values(),
   };
 }
 
@@ -261,8 +342,32 @@ export function createHistory(options: HistoryOptions): History {
     return removals.length;
   };
 
-  /** Every run in the folder with its size on disk; removes stale temporary files. */
-  const scan = async (): Promise<Map<string, Kept>> => {
+  /** A record's end time and outcome, read from disk (asynchronously); undefined when it cannot be read. */
+  const readOutcome = async (job: string, runId: string): Promise<Pick<Kept, 'endedAt' | 'fault'> | undefined> => {
+    const file = join(dir, job, `${runId}.json`);
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') reportCorrupt(file, toError(error).message);
+      return undefined;
+    }
+    const parsed = parseRunRecord(text, job, runId);
+    if ('problem' in parsed) {
+      reportCorrupt(file, parsed.problem);
+      return undefined;
+    }
+    const fault = faultOf(parsed.record.status);
+    return { endedAt: parsed.record.endedAt, ...(fault ? { fault } : {}) };
+  };
+
+  /**
+   * Every run in the folder with its size on disk and its outcome; removes stale temporary files.
+   * An outcome the index already holds is kept (a record does not change), so only records not seen
+   * yet are read — all of them at start, the new ones at each retention — except, when `pruneAt` is
+   * given, those of runs old enough to be pruned at once.
+   */
+  const scan = async (pruneAt: number | undefined): Promise<Map<string, Kept>> => {
     const found = new Map<string, Kept & { hasRecord: boolean }>();
     const jobs = await readdir(dir).catch(() => [] as string[]);
     for (const job of jobs) {
@@ -290,21 +395,44 @@ export function createHistory(options: HistoryOptions): History {
       }
     }
     const runs = new Map<string, Kept>();
+    const toRead: Kept[] = [];
     for (const [runId, { hasRecord, ...run }] of found) {
       // Logs without a record are a run in progress — unless it started before this process did
-      // (a crash left them): those are kept runs like any other.
-      if (hasRecord || run.startedAt < bornAt) runs.set(runId, run);
+      // (a crash left them): those are kept runs like any other, with no outcome to count.
+      if (!hasRecord) {
+        if (run.startedAt < bornAt) runs.set(runId, { ...run, endedAt: null });
+        continue;
+      }
+      runs.set(runId, run);
+      const known = index.get(runId);
+      if (known && known.job === run.job && typeof known.endedAt === 'number') {
+        run.endedAt = known.endedAt;
+        if (known.fault) run.fault = known.fault;
+      } else if (pruneAt === undefined || pruneAt - run.startedAt <= maxAgeMs) {
+        toRead.push(run);
+      }
+    }
+    for (let i = 0; i < toRead.length; i += SCAN_BATCH) {
+      await Promise.all(toRead.slice(i, i + SCAN_BATCH).map(async (run) => {
+        const outcome = await readOutcome(run.job, run.runId);
+        if (outcome) Object.assign(run, outcome);
+      }));
     }
     return runs;
   };
 
+  /** The prune under way; the first summary's scan (a rebuild without retention) under way. Never both scan at once. */
   let pruning: Promise<number> | undefined;
-  const pruneAll = async (now: number): Promise<number> => {
+  let loading: Promise<void> | undefined;
+  /** True once a scan has rebuilt the index from the folder (what an earlier process kept is in it). */
+  let scanned = false;
+  /** Rebuilds the size index from the folder (`pruneAt`: the prune's clock, see `scan`). */
+  const rebuild = async (pruneAt: number | undefined): Promise<void> => {
     const changes = { added: new Set<string>(), removed: new Set<string>() };
     scanning = changes;
     let found: Map<string, Kept>;
     try {
-      found = await scan();
+      found = await scan(pruneAt);
     } finally {
       scanning = undefined;
     }
@@ -315,7 +443,22 @@ export function createHistory(options: HistoryOptions): History {
     }
     for (const runId of changes.removed) found.delete(runId);
     index.replace(found.values());
+    scanned = true;
+  };
+  const pruneAll = async (now: number): Promise<number> => {
+    if (loading) await loading;
+    await rebuild(now);
     return enforce(now);
+  };
+  /** Waits until the index holds what is on disk: joins the scan under way, or scans without pruning. */
+  const loaded = async (): Promise<void> => {
+    if (scanned) return;
+    if (pruning) {
+      await pruning;
+      return;
+    }
+    loading ??= rebuild(undefined).finally(() => { loading = undefined; });
+    await loading;
   };
 
   // `orLog`: a run without a record yet (in progress) is found by its logs.
@@ -345,6 +488,11 @@ export function createHistory(options: HistoryOptions): History {
     return undefined;
   };
 
+  const prune = (now = Date.now()): Promise<number> => {
+    pruning ??= pruneAll(now).finally(() => { pruning = undefined; });
+    return pruning;
+  };
+
   const sizeOf = (path: string): Promise<number> => stat(path).then((st) => st.size, () => 0);
 
   return {
@@ -369,7 +517,8 @@ export function createHistory(options: HistoryOptions): History {
       }
       const startedAt = runStartedAt(record.runId) ?? record.startedAt;
       const [out, err] = await Promise.all([sizeOf(join(d, `${record.runId}.stdout.log`)), sizeOf(join(d, `${record.runId}.stderr.log`))]);
-      index.add({ job: record.job, runId: record.runId, startedAt, bytes: Buffer.byteLength(text) + out + err });
+      const fault = faultOf(record.status);
+      index.add({ job: record.job, runId: record.runId, startedAt, bytes: Buffer.byteLength(text) + out + err, endedAt: record.endedAt, ...(fault ? { fault } : {}) });
       scanning?.added.add(record.runId);
       scanning?.removed.delete(record.runId);
       await enforce();
@@ -402,12 +551,13 @@ export function createHistory(options: HistoryOptions): History {
       const job = findJob(runId, true);
       return job ? join(dir, job, `${runId}.${stream}.log`) : undefined;
     },
-    prune(now = Date.now()) {
-      pruning ??= pruneAll(now).finally(() => { pruning = undefined; });
-      return pruning;
-    },
+    prune,
     usage() {
       return { runs: index.size, bytes: index.total };
+    },
+    async summary(since) {
+      await loaded();
+      return { since, jobs: tallyRuns(index.values(), since) };
     },
   };
 }

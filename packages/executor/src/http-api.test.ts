@@ -103,7 +103,7 @@ describe('the /runs routes', () => {
   it('is off without a cluster token, saying so, on every /runs route', async () => {
     const { history, runId } = await makeHistory();
     const a = app(history, undefined);
-    for (const url of ['/runs?job=a', `/runs/${runId}`, `/runs/${runId}/log`]) {
+    for (const url of ['/runs?job=a', '/runs/summary?since=0', `/runs/${runId}`, `/runs/${runId}/log`]) {
       const res = await a.inject({ url, headers: AUTH });
       expect(res.statusCode, url).toBe(404);
       expect(res.json()).toEqual({ code: 'not-found', message: expect.stringContaining('run history is off on this executor'), details: { reason: 'history-off' } });
@@ -133,7 +133,7 @@ describe('the /runs routes', () => {
   it('answers HEAD wherever GET answers, with the same headers and no body', async () => {
     const { history, runId } = await makeHistory();
     const a = app(history, TOKEN);
-    for (const url of ['/runs?job=a', `/runs/${runId}`, `/runs/${runId}/log`, `/runs/${runId}/log?offset=7`, '/healthz', '/metrics']) {
+    for (const url of ['/runs?job=a', '/runs/summary?since=0', `/runs/${runId}`, `/runs/${runId}/log`, `/runs/${runId}/log?offset=7`, '/healthz', '/metrics']) {
       const get = await a.inject({ url, headers: AUTH });
       const head = await a.inject({ method: 'HEAD', url, headers: AUTH });
       expect([head.statusCode, head.body], url).toEqual([get.statusCode, '']);
@@ -174,6 +174,17 @@ describe('the /runs routes', () => {
     ['/runs/aaa-1/log?offset=%205', 'offset', 'type'],
     ['/runs/aaa-1/log?offset=', 'offset', 'type'],
     ['/runs?job=a&limit=1e400', 'limit', 'type'],
+    ['/runs/summary', 'since', 'required'],
+    ['/runs/summary?since=', 'since', 'type'],
+    ['/runs/summary?since=-1', 'since', 'minimum'],
+    ['/runs/summary?since=1.5', 'since', 'type'],
+    ['/runs/summary?since=1e3', 'since', 'type'],
+    ['/runs/summary?since=0x10', 'since', 'type'],
+    ['/runs/summary?since=%201', 'since', 'type'],
+    ['/runs/summary?since=yesterday', 'since', 'type'],
+    ['/runs/summary?since=99999999999999999999', 'since', 'maximum'],
+    ['/runs/summary?since=1&since=2', 'since', 'type'],
+    ['/runs/summary?since=1&job=a', 'job', 'unknown-field'],
   ])('%s is a 400 naming %s and %s', async (url, field, rule) => {
     const { history } = await makeHistory();
     const res = await app(history, TOKEN).inject({ url, headers: AUTH });
@@ -248,16 +259,41 @@ describe('the /runs routes', () => {
     expect((await a.inject({ url: `/runs/${running}`, headers: AUTH })).statusCode).toBe(404); // no record yet
   });
 
+  it('summarises the runs that ended at or after ?since= per job, with the token only (401 before validation)', async () => {
+    const history = createHistory({ dataDir: mkdtempSync(join(tmpdir(), 'http-api-')) });
+    const now = Date.now();
+    const at = (job: string, startedAt: number, status: RunRecord['status']): RunRecord => ({ ...record(job, startedAt), status, endedAt: startedAt + 5 });
+    const runs = [at('a', now - 90_000, 'succeeded'), at('a', now - 60_000, 'failed'), at('a', now - 30_000, 'succeeded'), at('b', now - 20_000, 'timed-out'), at('b', now - 10_000, 'aborted')];
+    for (const r of runs) await history.save(r);
+    const a = app(history, TOKEN);
+    const res = await a.inject({ url: `/runs/summary?since=${now - 70_000}`, headers: AUTH });
+    expect([res.statusCode, res.json()]).toEqual([200, {
+      since: now - 70_000,
+      jobs: [
+        { job: 'a', runs: 2, failures: 1, timedOut: 0, lastFailureAt: runs[1]!.endedAt },
+        { job: 'b', runs: 2, failures: 1, timedOut: 1, lastFailureAt: runs[3]!.endedAt },
+      ],
+    }]);
+    expect((await a.inject({ url: '/runs/summary?since=0', headers: AUTH })).json().jobs.map((j: { runs: number }) => j.runs)).toEqual([3, 2]);
+    expect((await a.inject({ url: `/runs/summary?since=${now}`, headers: AUTH })).json()).toEqual({ since: now, jobs: [] });
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${TOKEN}` }]) {
+      const refused = await a.inject({ url: '/runs/summary?since=oops', headers });
+      expect([refused.statusCode, refused.json().code], JSON.stringify(headers)).toEqual([401, 'no-auth']);
+      expect(refused.body).not.toContain('"jobs"');
+    }
+  });
+
   it('answers whatever the history throws with a generic 500 JSON', async () => {
     const { history, runId } = await makeHistory();
     const broken: History = {
       ...history,
       list: () => { throw new Error('EIO: /data/secret'); },
+      summary: () => Promise.reject(new Error('EIO: /data/secret')),
       get: () => { throw new TypeError("Cannot read properties of undefined (reading 'runId')"); },
       logPath: () => { throw new TypeError("Cannot read properties of undefined (reading 'runId')"); },
     };
     const a = app(broken, TOKEN);
-    for (const url of ['/runs?job=a', `/runs/${runId}`, `/runs/${runId}/log`]) {
+    for (const url of ['/runs?job=a', '/runs/summary?since=0', `/runs/${runId}`, `/runs/${runId}/log`]) {
       const res = await a.inject({ url, headers: AUTH });
       expect(res.statusCode, url).toBe(500);
       expect(res.json()).toEqual({ code: 'internal', message: expect.stringMatching(/^internal error/) });

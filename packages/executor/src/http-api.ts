@@ -4,6 +4,10 @@
  * (`Authorization: Bearer $ORRERY_CLUSTER_TOKEN`, the scheme in any case):
  * - `GET /runs?job=J[&limit=N][&before=MS]` — the job's runs here, newest first (`limit` 1..1000,
  *   default 100), only those started before `before` (epoch ms) when given;
+ * - `GET /runs/summary?since=MS` — per job, the kept runs that **ended** at or after `since` (epoch
+ *   ms): `{since, jobs: [{job, runs, failures, timedOut, lastFailureAt}]}` (`failures` counts failed
+ *   and timed-out runs, `timedOut` the latter; jobs without such runs are left out), from the
+ *   history's in-memory index — no file is read per request;
  * - `GET /runs/:runId` — one run's record;
  * - `GET /runs/:runId/log?stream=stdout|stderr[&offset=N]` — its log (a run in progress too, as it
  *   grows) from byte N (default 0), or one
@@ -13,7 +17,7 @@
  *
  * Guarantees: the history is **off** (every `/runs` route a 404 saying why) unless the executor has
  * a cluster token; the token is checked before anything else, in constant time; `job`, `runId`,
- * `limit`, `stream`, `offset` and `Range` are validated before anything touches the disk (a 400
+ * `limit`, `since`, `stream`, `offset` and `Range` are validated before anything touches the disk (a 400
  * naming the field and the rule); a log is opened once and streamed from that descriptor, so a log
  * pruned meanwhile is a 404 (or the rest of an answer already started is cut), never a crash.
  * Whatever the history throws is a 500 through core's one error handler.
@@ -62,6 +66,9 @@ const ListQuery = Type.Object({
   job: Type.String({ pattern: JOB_NAME_PATTERN.source }),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RUNS_LISTED })),
   before: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+}, { additionalProperties: false });
+const SummaryQuery = Type.Object({
+  since: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
 }, { additionalProperties: false });
 const RunParams = Type.Object({ runId: Type.String({ pattern: RUN_ID_PATTERN.source, maxLength: RUN_ID_MAX_LENGTH }) });
 const LogQuery = Type.Object({
@@ -174,6 +181,9 @@ export function runsRoutes(options: Pick<ExecutorHttpOptions, 'history' | 'clust
 
     app.get('/runs', { schema: { querystring: ListQuery } }, async (request) =>
       history.list(request.query.job, request.query.limit ?? DEFAULT_RUNS_LISTED, request.query.before));
+
+    // A static path: it wins over /runs/:runId ('summary' is not a run id either: no '-').
+    app.get('/runs/summary', { schema: { querystring: SummaryQuery } }, async (request) => history.summary(request.query.since));
 
     app.get('/runs/:runId', { schema: { params: RunParams, querystring: NoQuery } }, async (request) => {
       const found = history.get(request.params.runId);

@@ -1,8 +1,22 @@
 // The pure core of the runs store: the merge of several executors' answers (order, limit, before,
 // ties, the horizon of full answers, a record over its in-progress entry), Range parsing, and the
-// validation of what an executor sends.
-import { describe, expect, it } from 'vitest';
-import { formatByteRange, mergeRuns, parseByteRange, toRunView, type RunView, type RunsAnswer } from './runs.js';
+// validation of what an executor sends; the run summaries checked, summed, and fetched from
+// stand-in executors on real sockets that answer well, refuse, or answer nonsense.
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  checkRunSummary,
+  fetchRunSummaries,
+  formatByteRange,
+  mergeRuns,
+  parseByteRange,
+  sumRunSummaries,
+  toRunView,
+  type RunExecutor,
+  type RunView,
+  type RunsAnswer,
+} from './runs.js';
 
 const run = (runId: string, startedAt: number, extra: Partial<RunView> = {}): RunView => ({
   runId, job: 'j', item: 0, executor: 'e1', status: 'succeeded', startedAt, endedAt: startedAt + 10, durationMs: 10, exitCode: 0,
@@ -86,5 +100,101 @@ describe('toRunView', () => {
     ['null', null],
   ])('refuses %s', (_name, input) => {
     expect(toRunView(input, 'j')).toBeUndefined();
+  });
+});
+
+describe('checkRunSummary and sumRunSummaries', () => {
+  const job = (name: string, runs: number, failures = 0, timedOut = 0, lastFailureAt: number | null = failures > 0 ? 100 : null) => ({ job: name, runs, failures, timedOut, lastFailureAt });
+  it.each<[string, unknown, string | undefined]>([
+    ['a summary', { since: 10, jobs: [job('a', 3, 1, 1), job('b', 2)] }, undefined],
+    ['no jobs', { since: 10, jobs: [] }, undefined],
+    ['extra fields (ignored)', { since: 10, jobs: [{ ...job('a', 1), extra: true }], version: 2 }, undefined],
+    ['another since', { since: 11, jobs: [] }, 'a summary since 11, not since 10'],
+    ['a list', [job('a', 1)], 'something that is not a run summary'],
+    ['null', null, 'something that is not a run summary'],
+    ['a negative count', { since: 10, jobs: [job('a', -1)] }, 'something that is not a run summary'],
+    ['a fractional count', { since: 10, jobs: [job('a', 1.5)] }, 'something that is not a run summary'],
+    ['an absurd count', { since: 10, jobs: [job('a', 1e12)] }, 'something that is not a run summary'],
+    ['a job name that is not one', { since: 10, jobs: [job('../etc', 1)] }, 'something that is not a run summary'],
+    ['a string count', { since: 10, jobs: [{ ...job('a', 1), runs: '1' }] }, 'something that is not a run summary'],
+    ['a job twice', { since: 10, jobs: [job('a', 1), job('a', 2)] }, "job 'a' twice"],
+    ['more failures than runs', { since: 10, jobs: [job('a', 1, 2)] }, "impossible counts for job 'a'"],
+    ['more time-outs than failures', { since: 10, jobs: [job('a', 3, 1, 2)] }, "impossible counts for job 'a'"],
+    ['a last failure without failures', { since: 10, jobs: [job('a', 3, 0, 0, 5)] }, "a last failure that does not match the failures of job 'a'"],
+    ['failures without a last failure', { since: 10, jobs: [job('a', 3, 1, 0, null)] }, "a last failure that does not match the failures of job 'a'"],
+  ])('%s', (_name, input, problem) => {
+    const checked = checkRunSummary(input, 10);
+    expect(checked.ok ? undefined : checked.problem).toBe(problem);
+  });
+
+  it('sums runs, failures and time-outs per job over the executors, keeps the latest failure, jobs in name order', () => {
+    const sums = sumRunSummaries([
+      { executor: 'e1', jobs: [job('b', 3, 1, 0, 50), job('a', 1)] },
+      { executor: 'e2', jobs: [job('b', 4, 2, 1, 70)] },
+      { executor: 'e3', jobs: [job('b', 1, 1, 1, 60), job('c', 2)] },
+      { executor: 'e4', jobs: [] },
+    ]);
+    expect([...sums]).toEqual([
+      ['a', { runs: 1, failures: 0, timedOut: 0, lastFailureAt: null }],
+      ['b', { runs: 8, failures: 4, timedOut: 2, lastFailureAt: 70 }],
+      ['c', { runs: 2, failures: 0, timedOut: 0, lastFailureAt: null }],
+    ]);
+    expect(sumRunSummaries([])).toEqual(new Map());
+  });
+});
+
+describe('fetchRunSummaries (stand-in executors on real sockets)', () => {
+  const TOKEN = 'summary-token';
+  const servers: Server[] = [];
+  const asked: Array<{ url: string; authorization: string | undefined }> = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  });
+  const json = (status: number, body: unknown) => (res: ServerResponse) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const kinds: Record<string, (since: number) => (res: ServerResponse) => void> = {
+    good: (since) => json(200, { since, jobs: [{ job: 'a', runs: 3, failures: 1, timedOut: 0, lastFailureAt: since + 5 }] }),
+    refuses: () => json(401, { code: 'no-auth', message: 'no' }),
+    'history-off': () => json(404, { code: 'not-found', message: 'off', details: { reason: 'history-off' } }),
+    older: () => json(400, { code: 'validation', message: 'runId: pattern' }),
+    garbage: () => (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('<html>'),
+    huge: (since) => json(200, { since, jobs: [], pad: 'x'.repeat(5000) }),
+    silent: () => () => undefined, // never answers
+  };
+  async function standIn(kind: string): Promise<string> {
+    const server = createServer((req, res) => {
+      asked.push({ url: req.url ?? '', authorization: req.headers.authorization });
+      kinds[kind]!(Number(new URL(req.url ?? '/', 'http://x').searchParams.get('since')))(res);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it('asks every online executor with the token and since, and names each that could not answer, with the reason', async () => {
+    const executors: RunExecutor[] = [
+      ...await Promise.all(Object.keys(kinds).map(async (kind) => ({ name: `e-${kind}`, online: true, httpUrl: await standIn(kind) }))),
+      { name: 'e-gone', online: false },
+      { name: 'e-no-port', online: true },
+    ];
+    const directory = { executors: async () => executors, inProgress: async () => [] };
+    const since = 1_700_000_000_000;
+    const got = await fetchRunSummaries(directory, since, { clusterToken: TOKEN, timeoutMs: 300, maxAnswerBytes: 4096 });
+    expect(got.summaries).toEqual([{ executor: 'e-good', jobs: [{ job: 'a', runs: 3, failures: 1, timedOut: 0, lastFailureAt: since + 5 }] }]);
+    expect(got.unavailable.map((u) => [u.executor, u.reason])).toEqual([
+      ['e-garbage', 'bad-answer'], ['e-gone', 'offline'], ['e-history-off', 'history-off'], ['e-huge', 'bad-answer'],
+      ['e-no-port', 'no-http-api'], ['e-older', 'bad-answer'], ['e-refuses', 'refused'], ['e-silent', 'timeout'],
+    ]);
+    expect(got.unavailable.find((u) => u.executor === 'e-older')?.message).toContain('older than the run summary');
+    expect(asked.every((a) => a.url === `/runs/summary?since=${since}` && a.authorization === `Bearer ${TOKEN}`)).toBe(true);
+    expect(asked).toHaveLength(Object.keys(kinds).length);
+  });
+
+  it('needs the cluster token and a non-negative integer since', async () => {
+    const directory = { executors: async () => [], inProgress: async () => [] };
+    await expect(fetchRunSummaries(directory, 0, { clusterToken: undefined })).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('ORRERY_CLUSTER_TOKEN') });
+    for (const since of [-1, 1.5, Number.NaN]) {
+      await expect(fetchRunSummaries(directory, since, { clusterToken: TOKEN })).rejects.toMatchObject({ code: 'validation', details: { issues: [expect.objectContaining({ field: 'since' })] } });
+    }
+    expect(await fetchRunSummaries(directory, 0, { clusterToken: TOKEN })).toEqual({ summaries: [], unavailable: [] });
   });
 });

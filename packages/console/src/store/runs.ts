@@ -1,15 +1,17 @@
 /**
  * A job's runs and their logs, read from the executors that ran them over their history API
  * (`GET /runs`, `/runs/:runId`, `/runs/:runId/log`, with the cluster token) — one store for the
- * console API and the CLI. Where the executors are and which runs are in progress comes from a
- * {@link RunDirectory}: ZooKeeper for the CLI ({@link runDirectoryFromZk}), the console's cache for
- * the API.
+ * console API and the CLI — and each executor's tally of recent runs per job (`GET /runs/summary`,
+ * {@link fetchRunSummaries}), for the namespace's stats. Where the executors are and which runs are
+ * in progress comes from a {@link RunDirectory}: ZooKeeper for the CLI ({@link runDirectoryFromZk}),
+ * the console's cache for the API.
  *
  * What it guarantees:
- * - `listRuns` asks every online executor of the namespace at once, each with a timeout; one that
- *   does not answer, refuses, or answers nonsense is **named** in `unavailable` with the reason,
- *   never an error. Offline executors (no presence: their history cannot be reached) are named too,
- *   as `offline`. Runs in progress (from the shard nodes) are listed with status `running`.
+ * - `listRuns` (and `fetchRunSummaries`) asks every online executor of the namespace at once, each
+ *   with a timeout; one that does not answer, refuses, or answers nonsense is **named** in
+ *   `unavailable` with the reason, never an error. Offline executors (no presence: their history
+ *   cannot be reached) are named too, as `offline`. Runs in progress (from the shard nodes) are
+ *   listed with status `running`.
  * - The merge ({@link mergeRuns}, pure) is newest first, honours `before` (runs started strictly
  *   before, epoch ms) and `limit`, and never skips a run between pages: `nextBefore` is the cursor
  *   of the next page (null: no more).
@@ -36,6 +38,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import {
+  JOB_NAME_PATTERN,
   NODE_NAME_PATTERN,
   OrreryError,
   RUN_STATUSES,
@@ -300,6 +303,72 @@ export function formatByteRange(range: ByteRange): string {
   return range.kind === 'suffix' ? `bytes=-${range.length}` : `bytes=${range.first}-${range.last ?? ''}`;
 }
 
+/** The largest count an executor's summary may give for one job (more runs than a day holds: a lie). */
+export const MAX_SUMMARY_COUNT = 1_000_000_000;
+
+const SummaryCount = Type.Integer({ minimum: 0, maximum: MAX_SUMMARY_COUNT });
+/** One job's runs on one executor, as its `GET /runs/summary` answers them. */
+export const JobRunCountsSchema = Type.Object({
+  job: Type.String({ pattern: JOB_NAME_PATTERN.source }),
+  runs: SummaryCount,
+  failures: SummaryCount,
+  timedOut: SummaryCount,
+  lastFailureAt: Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]),
+});
+/** One job's runs on one executor that ended in the window: `failures` counts failed and timed-out runs. */
+export type JobRunCounts = Static<typeof JobRunCountsSchema>;
+/** What an executor's `GET /runs/summary` must hold (more fields are ignored). */
+const RunSummaryAnswerSchema = Type.Object({
+  since: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  jobs: Type.Array(JobRunCountsSchema, { maxItems: 100_000 }),
+});
+
+/**
+ * An executor's `GET /runs/summary?since=` answer, checked (pure): its jobs, or why it is not a
+ * summary of runs since `since` — not the schema, another `since`, a job twice, more failures than
+ * runs or time-outs than failures, a last failure without failures (or none with them).
+ */
+export function checkRunSummary(input: unknown, since: number): { ok: true; jobs: JobRunCounts[] } | { ok: false; problem: string } {
+  if (!Value.Check(RunSummaryAnswerSchema, input)) return { ok: false, problem: 'something that is not a run summary' };
+  const answer = input as Static<typeof RunSummaryAnswerSchema>;
+  if (answer.since !== since) return { ok: false, problem: `a summary since ${answer.since}, not since ${since}` };
+  const seen = new Set<string>();
+  const jobs: JobRunCounts[] = [];
+  for (const j of answer.jobs) {
+    if (seen.has(j.job)) return { ok: false, problem: `job '${j.job}' twice` };
+    seen.add(j.job);
+    if (j.failures > j.runs || j.timedOut > j.failures) return { ok: false, problem: `impossible counts for job '${j.job}'` };
+    if ((j.lastFailureAt === null) !== (j.failures === 0)) return { ok: false, problem: `a last failure that does not match the failures of job '${j.job}'` };
+    jobs.push({ job: j.job, runs: j.runs, failures: j.failures, timedOut: j.timedOut, lastFailureAt: j.lastFailureAt });
+  }
+  return { ok: true, jobs };
+}
+
+/** One executor's summary, as {@link fetchRunSummaries} gives it. */
+export interface ExecutorRunSummary {
+  executor: string;
+  jobs: JobRunCounts[];
+}
+
+/**
+ * Sums several executors' summaries per job (pure): runs, failures and time-outs added, the latest
+ * failure kept. Jobs in name order.
+ */
+export function sumRunSummaries(summaries: readonly ExecutorRunSummary[]): Map<string, Omit<JobRunCounts, 'job'>> {
+  const byJob = new Map<string, Omit<JobRunCounts, 'job'>>();
+  for (const summary of summaries) {
+    for (const j of summary.jobs) {
+      const sum = byJob.get(j.job) ?? { runs: 0, failures: 0, timedOut: 0, lastFailureAt: null };
+      sum.runs += j.runs;
+      sum.failures += j.failures;
+      sum.timedOut += j.timedOut;
+      if (j.lastFailureAt !== null && (sum.lastFailureAt === null || j.lastFailureAt > sum.lastFailureAt)) sum.lastFailureAt = j.lastFailureAt;
+      byJob.set(j.job, sum);
+    }
+  }
+  return new Map([...byJob].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The shell: talking to executors.
 
@@ -481,6 +550,65 @@ export async function listRuns(directory: RunDirectory, job: string, options: Li
   }));
   unavailable.sort((a, b) => (a.executor < b.executor ? -1 : a.executor > b.executor ? 1 : 0));
   return { ...mergeRuns(answers, { limit, before: options.before }), unavailable };
+}
+
+/** What {@link fetchRunSummaries} answers. */
+export interface RunSummaries {
+  /** The executors that answered, by name, with their counts. */
+  summaries: ExecutorRunSummary[];
+  /** Executors whose counts are missing, by name, and why (`offline` ones included). */
+  unavailable: UnavailableExecutor[];
+}
+
+/** One executor's summary of the runs that ended at or after `since`. */
+async function executorRunSummary(executor: RunExecutor, since: number, options: RunsClientOptions): Promise<{ ok: true; summary: ExecutorRunSummary } | { ok: false; unavailable: UnavailableExecutor }> {
+  const call = await callExecutor(executor, '/runs/summary', { since: String(since) }, options);
+  if (!call.ok) return call;
+  const max = options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+  const bad = (problem: string) => ({ ok: false as const, unavailable: { executor: executor.name, reason: 'bad-answer' as const, message: `executor '${executor.name}' sent ${problem}` } });
+  try {
+    const { response } = call;
+    if (response.status !== 200) {
+      const why = await refusal(executor.name, response, max);
+      // An executor older than /runs/summary takes it for a run id (400) or knows no such route (404).
+      if (why.reason === 'bad-answer' && (response.status === 400 || response.status === 404)) {
+        return { ok: false, unavailable: { ...why, message: `${why.message} to /runs/summary (an executor older than the run summary?)` } };
+      }
+      return { ok: false, unavailable: why };
+    }
+    const body = await readJsonBody(response, max);
+    if (!body.ok) return bad(body.problem);
+    const checked = checkRunSummary(body.value, since);
+    if (!checked.ok) return bad(checked.problem);
+    return { ok: true, summary: { executor: executor.name, jobs: checked.jobs } };
+  } finally {
+    call.done();
+  }
+}
+
+/**
+ * Every executor's count of the runs that **ended** at or after `since` (epoch ms), per job, from
+ * their run histories (`GET /runs/summary`): every executor of the namespace asked at once, each
+ * with the timeout and the answer's size bound; an offline one, or one that does not answer,
+ * refuses or answers nonsense, is named in `unavailable`. Throws `unavailable` without a cluster
+ * token, `validation` for a `since` that is not a non-negative integer.
+ */
+export async function fetchRunSummaries(directory: RunDirectory, since: number, client: RunsClientOptions): Promise<RunSummaries> {
+  requireClusterToken(client);
+  if (!Number.isSafeInteger(since) || since < 0) {
+    const message = 'since: must be a non-negative integer (epoch ms)';
+    throw new OrreryError('validation', message, { details: { issues: [{ field: 'since', rule: 'minimum', message }] } });
+  }
+  const executors = await directory.executors();
+  const summaries: ExecutorRunSummary[] = [];
+  const unavailable: UnavailableExecutor[] = [];
+  await Promise.all(executors.map(async (executor) => {
+    const got = await executorRunSummary(executor, since, client);
+    if (got.ok) summaries.push(got.summary);
+    else unavailable.push(got.unavailable);
+  }));
+  const byName = <T extends { executor: string }>(a: T, b: T) => (a.executor < b.executor ? -1 : a.executor > b.executor ? 1 : 0);
+  return { summaries: summaries.sort(byName), unavailable: unavailable.sort(byName) };
 }
 
 /** Where a run lives: its executor, and its record (finished) or its claim (in progress). */

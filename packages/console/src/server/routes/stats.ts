@@ -1,20 +1,26 @@
 /**
  * `GET /api/v1/namespaces/:namespace/stats` (viewer): jobs by state, executors by state, runs and
- * failures per job over the last 24 hours, and the ten most failing jobs — from the cache alone.
+ * failures per job over the last 24 hours, and the ten most failing jobs.
  *
- * What ZooKeeper holds, and so what this counts: each item's shard node keeps its **last** outcome
- * and the run in progress, nothing older. So "runs in 24 h" counts the items whose last run ended
- * in the window (at most one per item), plus the items running now; "failures" the items whose
- * last run in the window failed or timed out. A job that ran an item ten times today counts one.
- * The executors' run histories (`GET …/jobs/:job/runs`) have every run; the answer says so
- * (`coverage`).
+ * States come from the cache. Run counts come from the executors' run histories: every executor of
+ * the namespace is asked at once for its tally of the runs that **ended** in the window
+ * (`GET /runs/summary?since=`, store/runs.ts `fetchRunSummaries`: the cluster token, a timeout, a
+ * size bound, the answer validated), and the tallies are summed per job — every run, however many
+ * times an item ran. The runs in progress come from the shard nodes and are counted in `runs` too.
+ * An executor that could not be asked is named in `unavailable`, its runs not counted.
+ *
+ * Fallback: without a cluster token, or when no executor answered, the counts come from the shard
+ * nodes, which keep each item's **last** outcome only — at most one run per item (a lower bound).
+ * `source` and `coverage` say which.
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { OrreryError, type ShardState } from '@orrery/core';
 import type { ConsoleRoutes } from '../app.js';
 import type { ConsoleContext } from '../context.js';
+import { fetchRunSummaries, sumRunSummaries, UNAVAILABLE_REASONS, type JobRunCounts, type UnavailableExecutor } from '../../store/runs.js';
 import { EXECUTOR_STATES, executorSummary } from './executors.js';
 import { NamespaceParams } from './namespaces.js';
+import { cacheRunDirectory } from './runs.js';
 
 /** The window of the run counts, in ms. */
 export const STATS_WINDOW_MS = 24 * 3_600_000;
@@ -69,11 +75,57 @@ export function jobRuns(shards: ReadonlyArray<ShardState | undefined>, now: numb
   return { runs: runs + running, failures, running, lastFailureAt };
 }
 
-/** The namespace's stats from the cache. */
-export function namespaceStats(ctx: ConsoleContext, namespace: string) {
+/** Where the run counts of an answer come from. */
+export const STATS_SOURCES = ['run-histories', 'shard-nodes'] as const;
+/** Where the run counts of an answer come from. */
+export type StatsSource = (typeof STATS_SOURCES)[number];
+
+/** One job's counts in the answer. */
+export interface JobCounts {
+  runs: number;
+  failures: number;
+  running: number;
+  lastFailureAt: number | null;
+}
+
+/**
+ * A job's counts from the executors' tallies (pure): the runs that ended in the window (summed
+ * over the executors, `undefined`: none ran it) plus `running`, the runs in progress now.
+ */
+export function historyCounts(tally: Omit<JobRunCounts, 'job'> | undefined, running: number): JobCounts {
+  return { runs: (tally?.runs ?? 0) + running, failures: tally?.failures ?? 0, running, lastFailureAt: tally?.lastFailureAt ?? null };
+}
+
+/** Why the counts came from the shard nodes. */
+export type FallbackReason = 'no-cluster-token' | 'no-executor-answered';
+
+/** The `coverage` sentence of an answer (pure). */
+export function coverageSentence(source: { counts: 'run-histories'; unavailable: number } | { counts: 'shard-nodes'; why: FallbackReason }): string {
+  const retention = 'each executor keeps its run history for a bounded time and size (by default 7 days and 1 GiB), and runs it no longer keeps are not counted';
+  if (source.counts === 'run-histories') {
+    return `Counted from the executors' run histories: every run that ended in the last 24 h, summed over the executors, plus the runs in progress (from the shard nodes); ${retention}.${
+      source.unavailable > 0 ? ` ${source.unavailable === 1 ? 'The executor' : `The ${source.unavailable} executors`} listed in unavailable could not be asked: ${source.unavailable === 1 ? 'its runs are' : 'their runs are'} not counted.` : ''}`;
+  }
+  const why = source.why === 'no-cluster-token'
+    ? 'The console has no ORRERY_CLUSTER_TOKEN, so it cannot read the executors\' run histories'
+    : 'No executor\'s run history could be read (those of the namespace are listed in unavailable)';
+  return `${why}: counted from the shard nodes in ZooKeeper instead, which keep each item's last outcome and its run in progress only — at most one run per item in the window, a lower bound. Every run is in the executors' run histories (GET …/jobs/:job/runs).`;
+}
+
+/** The answer's order of the most failing jobs (pure): most failures, then the higher failure ratio, the latest failure, the name. */
+export function mostFailingFirst<T extends { job: string; runs: number; failures: number; lastFailureAt: number | null }>(jobs: readonly T[], limit = MOST_FAILING_LIMIT): T[] {
+  const ratio = (j: T): number => (j.runs > 0 ? j.failures / j.runs : 1);
+  return jobs
+    .filter((j) => j.failures > 0)
+    .sort((a, b) => b.failures - a.failures || ratio(b) - ratio(a) || (b.lastFailureAt ?? 0) - (a.lastFailureAt ?? 0) || (a.job < b.job ? -1 : 1))
+    .slice(0, limit);
+}
+
+/** The namespace's stats: states from the cache, run counts from the executors' run histories (or the shard nodes). */
+export async function namespaceStats(ctx: ConsoleContext, namespace: string): Promise<Stats> {
   const now = ctx.now();
   const jobsByState = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-  const perJob: Array<{ job: string; state: JobState; runs: number; failures: number; running: number; lastFailureAt: number | null }> = [];
+  const perJob: Array<{ job: string; fromShards: JobCounts }> = [];
   for (const name of ctx.cache.jobNames(namespace)) {
     const job = ctx.cache.job(namespace, name);
     if (!job) continue;
@@ -86,42 +138,82 @@ export function namespaceStats(ctx: ConsoleContext, namespace: string) {
       shards,
     });
     jobsByState[state] += 1;
-    perJob.push({ job: name, state, ...jobRuns(shards, now) });
+    perJob.push({ job: name, fromShards: jobRuns(shards, now) });
   }
   const executorsByState = Object.fromEntries(EXECUTOR_STATES.map((s) => [s, 0])) as Record<(typeof EXECUTOR_STATES)[number], number>;
   for (const name of ctx.cache.executorNames(namespace)) {
     const summary = executorSummary(ctx, namespace, name, undefined);
     if (summary) executorsByState[summary.state] += 1;
   }
-  const mostFailing = perJob
-    .filter((j) => j.failures > 0)
-    .sort((a, b) => b.failures - a.failures || b.failures / b.runs - a.failures / a.runs || (b.lastFailureAt ?? 0) - (a.lastFailureAt ?? 0) || (a.job < b.job ? -1 : 1))
-    .slice(0, MOST_FAILING_LIMIT);
+
+  // The executors' tallies, asked for after the cache was read (a run that ends meanwhile may be
+  // counted both as running and as ended, once, for this answer).
+  let source: StatsSource = 'shard-nodes';
+  let unavailable: UnavailableExecutor[] = [];
+  let coverage: string;
+  let counted: Array<{ job: string } & JobCounts>;
+  if (!ctx.clusterToken) {
+    coverage = coverageSentence({ counts: 'shard-nodes', why: 'no-cluster-token' });
+    counted = perJob.map(({ job, fromShards }) => ({ job, ...fromShards }));
+  } else {
+    const got = await fetchRunSummaries(cacheRunDirectory(ctx, namespace), Math.max(0, now - STATS_WINDOW_MS), { clusterToken: ctx.clusterToken });
+    unavailable = got.unavailable;
+    if (got.summaries.length === 0) {
+      coverage = coverageSentence({ counts: 'shard-nodes', why: 'no-executor-answered' });
+      counted = perJob.map(({ job, fromShards }) => ({ job, ...fromShards }));
+    } else {
+      source = 'run-histories';
+      const tallies = sumRunSummaries(got.summaries);
+      coverage = coverageSentence({ counts: 'run-histories', unavailable: unavailable.length });
+      counted = perJob.map(({ job, fromShards }) => ({ job, ...historyCounts(tallies.get(job), fromShards.running) }));
+    }
+  }
   return {
     at: now,
     windowMs: STATS_WINDOW_MS,
     jobs: { total: perJob.length, byState: jobsByState },
     executors: { total: ctx.cache.executorNames(namespace).length, byState: executorsByState },
-    runs: perJob.map(({ job, runs, failures, running }) => ({ job, runs, failures, running })),
-    mostFailing: mostFailing.map(({ job, runs, failures, lastFailureAt }) => ({ job, runs, failures, lastFailureAt })),
-    coverage: 'counted from the shard nodes in ZooKeeper, which keep each item\'s last outcome and its run in progress only: at most one run per item in the window (a lower bound); every run is in the executors\' run histories (GET …/jobs/:job/runs)',
+    runs: counted.map(({ job, runs, failures, running }) => ({ job, runs, failures, running })),
+    mostFailing: mostFailingFirst(counted).map(({ job, runs, failures, lastFailureAt }) => ({ job, runs, failures, lastFailureAt })),
+    source,
+    unavailable: unavailable.map(({ executor, reason, message }) => ({ executor, reason, message })),
+    coverage,
   };
 }
 
 const Counts = (keys: readonly string[]) => Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Integer()])));
+/** The answer of `GET …/namespaces/:namespace/stats` (exported: the UI's `StatsAnswer` is derived from it). */
 export const StatsSchema = Type.Object({
   at: Type.Integer({ description: 'epoch ms of the answer' }),
   windowMs: Type.Integer(),
   jobs: Type.Object({ total: Type.Integer(), byState: Counts(JOB_STATES) }),
   executors: Type.Object({ total: Type.Integer(), byState: Counts(EXECUTOR_STATES) }),
-  runs: Type.Array(Type.Object({ job: Type.String(), runs: Type.Integer(), failures: Type.Integer(), running: Type.Integer() })),
+  runs: Type.Array(Type.Object({
+    job: Type.String(),
+    runs: Type.Integer({ description: 'runs that ended in the window, plus the runs in progress' }),
+    failures: Type.Integer({ description: 'runs that ended in the window failed or timed out' }),
+    running: Type.Integer({ description: 'runs in progress now (from the shard nodes)' }),
+  })),
   mostFailing: Type.Array(Type.Object({ job: Type.String(), runs: Type.Integer(), failures: Type.Integer(), lastFailureAt: Type.Union([Type.Integer(), Type.Null()]) })),
-  coverage: Type.String({ description: 'what the run counts can and cannot count' }),
+  source: Type.Union(STATS_SOURCES.map((s) => Type.Literal(s)), { description: "run-histories: every run, from the executors' run histories; shard-nodes: each item's last outcome only (a lower bound)" }),
+  unavailable: Type.Array(Type.Object({
+    executor: Type.String(),
+    reason: Type.Union(UNAVAILABLE_REASONS.map((r) => Type.Literal(r)), { description: 'offline, no-http-api, timeout, unreachable, refused, history-off or bad-answer' }),
+    message: Type.String(),
+  }), { description: 'executors whose runs are not counted, and why' }),
+  coverage: Type.String({ description: 'what the run counts count, and what they cannot' }),
 });
+/** What {@link namespaceStats} answers. */
+export type Stats = Static<typeof StatsSchema>;
 
 export const statsRoutes: ConsoleRoutes = async (app, ctx) => {
   app.get('/namespaces/:namespace/stats', {
-    schema: { tags: ['namespaces'], summary: 'Jobs and executors by state, runs and failures per job over 24 h (from the shard nodes), the ten most failing jobs', params: NamespaceParams, response: { 200: StatsSchema } },
+    schema: {
+      tags: ['namespaces'],
+      summary: "Jobs and executors by state, runs and failures per job over 24 h (every run, from the executors' run histories; executors that could not be asked are named in unavailable), the ten most failing jobs",
+      params: NamespaceParams,
+      response: { 200: StatsSchema },
+    },
     config: { access: { level: 'viewer' } },
   }, async (request) => {
     const { namespace } = request.params as { namespace: string };
