@@ -1,30 +1,35 @@
 /**
  * `/ns/$namespace/jobs`: search and filters (kept in the URL, fed to the API's list query), the
- * virtualised table, and enable / disable / run now, one job or the selected ones — shown only to
- * users whose role allows them.
+ * virtualised table, and the actions — each shown only to users whose role allows it:
+ * enable / disable / run now / stop, one job or the selected ones (operators); new job, edit,
+ * copy, delete and import (owners); export (everyone who reads the namespace).
  */
 import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
-import { getRouteApi } from '@tanstack/react-router';
+import { Link, getRouteApi, useNavigate } from '@tanstack/react-router';
 import type { RowSelectionState } from '@tanstack/react-table';
 import { useCallback, useEffect, useId, useMemo, useState } from 'react';
-import { JOB_STATE_FILTERS, type BatchAction, type BatchResult, type JobStateFilter } from '../../api/types';
+import { JOB_STATE_FILTERS, type BatchAction, type BatchResult, type JobListItem, type JobStateFilter } from '../../api/types';
 import { useSession } from '../../auth/session';
 import { useI18n } from '../../i18n/I18nProvider';
 import { Empty, ErrorState, Loading, Notice, useErrorMessage } from '../../ui/states';
-import { JobsTable } from './JobsTable';
-import { batchJobs, jobAction, jobKeys, jobListQuery, type JobAction, type JobFilters } from './queries';
+import { CopyJobsDialog, DeleteJobsDialog, ExportMenu, ImportDialog, type ToolNotice } from './JobTools';
+import { JobsTable, type JobTool } from './JobsTable';
+import { BATCH_CHUNK, batchJobs, jobAction, jobKeys, jobListQuery, type JobAction, type JobFilters } from './queries';
 import { nsKeys } from '../namespaces/queries';
+import './jobs.css';
 
 const route = getRouteApi('/_app/ns/$namespace/jobs');
 
-/** The most names one batch request carries (the API's limit); more are sent in several requests. */
-export const BATCH_CHUNK = 1000;
+export { BATCH_CHUNK };
 /** How long the search box waits for typing to pause before it filters, in ms. */
 export const SEARCH_DEBOUNCE_MS = 250;
 
-/** The actions this page offers (delete comes with the owner's tools). */
-type PageAction = Exclude<BatchAction, 'delete'>;
-const ACTION_LABEL = { enable: 'jobs.enable', disable: 'jobs.disable', run: 'jobs.runNow' } as const satisfies Record<PageAction, string>;
+/** The batch actions of the selection bar's operator part (delete is an owner's, with its confirmation). */
+type PageAction = Exclude<BatchAction, 'delete'> | 'stop';
+const ACTION_LABEL = { enable: 'jobs.enable', disable: 'jobs.disable', run: 'jobs.runNow', stop: 'jobs.stop' } as const satisfies Record<PageAction, string>;
+
+/** The dialog open on the page, if any. */
+type OpenDialog = { kind: 'copy'; names: string[] } | { kind: 'delete'; jobs: JobListItem[] } | { kind: 'import' };
 
 export function JobsPage() {
   const { namespace } = route.useParams();
@@ -40,13 +45,16 @@ export function JobsView({ namespace, filters, onFiltersChange }: { namespace: s
   const message = useErrorMessage();
   const { can } = useSession();
   const canOperate = can('operate', namespace);
+  const canOwn = can('own', namespace);
+  const navigate = useNavigate();
   const queryClient = useQueryClient();
   const list = useInfiniteQuery(jobListQuery(namespace, filters));
   const jobs = useMemo(() => list.data?.pages.flatMap((p) => p.items) ?? [], [list.data]);
   const total = list.data?.pages[0]?.total ?? 0;
   const [rowSelection, setRowSelection] = useState<RowSelectionState>({});
   const [busy, setBusy] = useState<ReadonlySet<string>>(new Set());
-  const [notice, setNotice] = useState<{ tone: 'info' | 'error'; text: string }>();
+  const [notice, setNotice] = useState<ToolNotice>();
+  const [dialog, setDialog] = useState<OpenDialog>();
   const filterKey = JSON.stringify(jobKeys.list(namespace, filters));
   useEffect(() => setRowSelection({}), [filterKey]);
 
@@ -70,6 +78,18 @@ export function JobsView({ namespace, filters, onFiltersChange }: { namespace: s
   const batch = useMutation({
     mutationFn: async ({ action, names }: { action: PageAction; names: string[] }) => {
       const results: BatchResult['results'] = [];
+      if (action === 'stop') {
+        // The batch route has no stop: one stop request per job, each outcome counted.
+        for (const name of names) {
+          try {
+            await jobAction(namespace, name, 'stop');
+            results.push({ name, outcome: 'done' });
+          } catch (error) {
+            results.push({ name, outcome: 'failed', error: { code: 'failed', message: message(error) } });
+          }
+        }
+        return { action, results };
+      }
       for (let i = 0; i < names.length; i += BATCH_CHUNK) results.push(...(await batchJobs(namespace, action, names.slice(i, i + BATCH_CHUNK))).results);
       return { action, results };
     },
@@ -85,6 +105,28 @@ export function JobsView({ namespace, filters, onFiltersChange }: { namespace: s
     },
   });
   const selected = Object.keys(rowSelection).filter((name) => rowSelection[name]);
+  const byName = useMemo(() => new Map(jobs.map((j) => [j.name, j])), [jobs]);
+  // A broken job has nothing to copy.
+  const copyable = selected.filter((n) => byName.get(n)?.broken === false);
+  const onTool = useCallback(
+    (job: string, tool: JobTool) => {
+      if (tool === 'edit') void navigate({ to: '/ns/$namespace/jobs/$job/edit', params: { namespace, job } });
+      else if (tool === 'copy') setDialog({ kind: 'copy', names: [job] });
+      else {
+        const item = byName.get(job);
+        if (item) setDialog({ kind: 'delete', jobs: [item] });
+      }
+    },
+    [navigate, namespace, byName],
+  );
+  const onToolDone = useCallback(
+    (done: ToolNotice) => {
+      setNotice(done);
+      setRowSelection({});
+      void invalidate();
+    },
+    [invalidate],
+  );
   const { hasNextPage, isFetchingNextPage, fetchNextPage } = list;
   const onNeedMore = useCallback(() => {
     if (!isFetchingNextPage) void fetchNextPage();
@@ -96,16 +138,39 @@ export function JobsView({ namespace, filters, onFiltersChange }: { namespace: s
       <div className="page-header">
         <h1 id="jobs-title">{t('jobs.title')}</h1>
         {list.isSuccess && <span className="muted">{t('jobs.count', { shown: jobs.length, total })}</span>}
+        <div className="page-tools">
+          <ExportMenu namespace={namespace} onDone={setNotice} />
+          {canOwn && (
+            <button type="button" onClick={() => setDialog({ kind: 'import' })}>
+              {t('jobs.import')}
+            </button>
+          )}
+          {canOwn && (
+            <Link to="/ns/$namespace/jobs/new" params={{ namespace }} className="button primary">
+              {t('jobs.new')}
+            </Link>
+          )}
+        </div>
       </div>
       <JobFiltersBar filters={filters} onChange={onFiltersChange} groups={useMemo(() => groupsOf(jobs), [jobs])} />
       {canOperate && selected.length > 0 && (
         <div className="batch-bar" role="toolbar" aria-label={t('jobs.batchLabel')}>
           <span>{t('jobs.selected', { count: selected.length })}</span>
-          {(['enable', 'disable', 'run'] as const).map((action) => (
+          {(['enable', 'disable', 'run', 'stop'] as const).map((action) => (
             <button key={action} type="button" disabled={batch.isPending} onClick={() => batch.mutate({ action, names: selected })}>
               {t(ACTION_LABEL[action])}
             </button>
           ))}
+          {canOwn && (
+            <>
+              <button type="button" disabled={batch.isPending || copyable.length === 0} onClick={() => setDialog({ kind: 'copy', names: copyable })}>
+                {t('jobs.copy')}
+              </button>
+              <button type="button" className="danger" disabled={batch.isPending} onClick={() => setDialog({ kind: 'delete', jobs: selected.flatMap((n) => byName.get(n) ?? []) })}>
+                {t('jobs.delete')}
+              </button>
+            </>
+          )}
           <button type="button" className="link" onClick={() => setRowSelection({})}>
             {t('jobs.clearSelection')}
           </button>
@@ -123,10 +188,14 @@ export function JobsView({ namespace, filters, onFiltersChange }: { namespace: s
               <button type="button" onClick={() => onFiltersChange({})}>
                 {t('jobs.clearFilters')}
               </button>
+            ) : canOwn ? (
+              <Link to="/ns/$namespace/jobs/new" params={{ namespace }} className="button primary">
+                {t('jobs.new')}
+              </Link>
             ) : undefined
           }
         >
-          {filtered ? t('jobs.emptyFiltered') : t('jobs.empty')}
+          {filtered ? t('jobs.emptyFiltered') : canOwn ? t('jobs.emptyOwner') : t('jobs.empty')}
         </Empty>
       ) : (
         <>
@@ -134,6 +203,8 @@ export function JobsView({ namespace, filters, onFiltersChange }: { namespace: s
             namespace={namespace}
             jobs={jobs}
             canOperate={canOperate}
+            canOwn={canOwn}
+            onTool={onTool}
             rowSelection={rowSelection}
             onRowSelectionChange={setRowSelection}
             onAction={onAction}
@@ -144,6 +215,9 @@ export function JobsView({ namespace, filters, onFiltersChange }: { namespace: s
           {isFetchingNextPage && <Loading label={t('jobs.loadingMore')} />}
         </>
       )}
+      {dialog?.kind === 'copy' && <CopyJobsDialog namespace={namespace} names={dialog.names} onClose={() => setDialog(undefined)} onDone={onToolDone} />}
+      {dialog?.kind === 'delete' && <DeleteJobsDialog namespace={namespace} jobs={dialog.jobs} onClose={() => setDialog(undefined)} onDone={onToolDone} />}
+      {dialog?.kind === 'import' && <ImportDialog namespace={namespace} onClose={() => setDialog(undefined)} onDone={onToolDone} />}
     </section>
   );
 }

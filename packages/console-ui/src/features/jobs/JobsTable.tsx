@@ -2,7 +2,8 @@
  * The jobs table: TanStack Table for the columns and the row selection, TanStack Virtual for the
  * rows — only the rows in view (and a few around) are in the DOM, so 10,000 jobs scroll smoothly.
  * Rows are {@link ROW_HEIGHT_PX} high (fixed: no measuring). Near the end of what is loaded it
- * asks for the next page (`onNeedMore`).
+ * asks for the next page (`onNeedMore`). The name column takes the width the others leave.
+ * Operators get enable / disable / run now / stop per row; owners a "More" menu (edit, copy, delete).
  */
 import { flexRender, getCoreRowModel, useReactTable, type ColumnDef, type OnChangeFn, type RowSelectionState } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
@@ -11,6 +12,7 @@ import { useEffect, useMemo, useRef } from 'react';
 import type { JobListItem, ListedOutcome } from '../../api/types';
 import { useI18n, type I18n } from '../../i18n/I18nProvider';
 import { Badge, type Tone } from '../../ui/Badge';
+import { MenuButton } from './MenuButton';
 import type { JobAction } from './queries';
 
 /** A row's height, in px (the CSS keeps rows exactly this high). */
@@ -25,6 +27,10 @@ export interface JobsTableProps {
   jobs: readonly JobListItem[];
   /** Whether the user may enable, disable and run jobs here (selection and actions shown only then). */
   canOperate: boolean;
+  /** Whether the user may edit, copy and delete jobs here (the row's "More" menu shown only then). */
+  canOwn?: boolean;
+  /** An owner's tool on one job (opens the editor or a dialog). */
+  onTool?: (job: string, tool: JobTool) => void;
   rowSelection: RowSelectionState;
   onRowSelectionChange: OnChangeFn<RowSelectionState>;
   onAction: (job: string, action: JobAction) => void;
@@ -33,6 +39,15 @@ export interface JobsTableProps {
   hasMore: boolean;
   onNeedMore: () => void;
 }
+
+/** An owner's tools on one job. */
+export type JobTool = 'edit' | 'copy' | 'delete';
+
+/** The width the name column gets at least, in px (it takes what the other columns leave). */
+export const NAME_MIN_PX = 110;
+
+/** Columns whose width the table (name) or the stylesheet (next fire) sets, not their size. */
+const FLEXIBLE_COLUMNS = new Set(['name', 'nextFire']);
 
 /** A job's state badge (pure). */
 export function jobStateBadge(job: JobListItem): { key: 'broken' | 'disabled' | 'running' | 'failing' | 'enabled'; tone: Tone } {
@@ -45,7 +60,9 @@ export function jobStateBadge(job: JobListItem): { key: 'broken' | 'disabled' | 
 
 const OUTCOME_TONE: Record<ListedOutcome['status'], Tone> = { succeeded: 'ok', failed: 'bad', 'timed-out': 'warn', aborted: 'muted' };
 
-function columns(i18n: I18n, namespace: string, props: Pick<JobsTableProps, 'canOperate' | 'onAction' | 'busy'>): ColumnDef<JobListItem>[] {
+type ColumnProps = Pick<JobsTableProps, 'canOperate' | 'canOwn' | 'onAction' | 'onTool' | 'busy'>;
+
+function columns(i18n: I18n, namespace: string, props: ColumnProps): ColumnDef<JobListItem>[] {
   const { t, formatTime } = i18n;
   const cols: ColumnDef<JobListItem>[] = [];
   if (props.canOperate) {
@@ -69,7 +86,7 @@ function columns(i18n: I18n, namespace: string, props: Pick<JobsTableProps, 'can
   cols.push(
     {
       id: 'name',
-      size: 260,
+      size: NAME_MIN_PX,
       header: t('jobs.col.name'),
       cell: ({ row: { original: job } }) => (
         <Link to="/ns/$namespace/jobs/$job" params={{ namespace, job: job.name }} className="job-name" title={job.broken ? t('jobs.broken', { problem: job.problem }) : job.description || job.name}>
@@ -77,16 +94,16 @@ function columns(i18n: I18n, namespace: string, props: Pick<JobsTableProps, 'can
         </Link>
       ),
     },
-    { id: 'type', size: 70, header: t('jobs.col.type'), cell: ({ row: { original: job } }) => (job.broken ? '' : job.type) },
+    { id: 'type', size: 60, header: t('jobs.col.type'), cell: ({ row: { original: job } }) => (job.broken ? '' : job.type) },
     {
       id: 'cron',
-      size: 150,
+      size: 130,
       header: t('jobs.col.cron'),
       cell: ({ row: { original: job } }) => (job.broken ? '' : job.cron === null ? <span className="muted">{t('jobs.passive')}</span> : <code>{job.cron}</code>),
     },
     {
       id: 'nextFire',
-      size: 190,
+      size: 180,
       header: t('jobs.col.nextFire'),
       cell: ({ row: { original: job } }) =>
         job.broken || job.nextFireTime === null ? (
@@ -99,7 +116,7 @@ function columns(i18n: I18n, namespace: string, props: Pick<JobsTableProps, 'can
     },
     {
       id: 'state',
-      size: 100,
+      size: 96,
       header: t('jobs.col.state'),
       cell: ({ row: { original: job } }) => {
         const badge = jobStateBadge(job);
@@ -112,7 +129,7 @@ function columns(i18n: I18n, namespace: string, props: Pick<JobsTableProps, 'can
     },
     {
       id: 'outcomes',
-      size: 120,
+      size: 90,
       header: t('jobs.col.outcomes'),
       cell: ({ row: { original: job } }) =>
         job.broken ? null : (
@@ -128,12 +145,11 @@ function columns(i18n: I18n, namespace: string, props: Pick<JobsTableProps, 'can
   if (props.canOperate) {
     cols.push({
       id: 'actions',
-      size: 190,
+      size: props.canOwn ? 236 : 172,
       header: t('jobs.col.actions'),
-      cell: ({ row: { original: job } }) =>
-        job.broken ? null : (
-          <span className="row-actions" role="group" aria-label={t('jobs.rowActions', { name: job.name })}>
-            {job.enabled ? (
+      cell: ({ row: { original: job } }) => (
+        <span className="row-actions" role="group" aria-label={t('jobs.rowActions', { name: job.name })}>
+          {!job.broken && (job.enabled ? (
               <button type="button" disabled={props.busy.has(job.name)} onClick={() => props.onAction(job.name, 'disable')}>
                 {t('jobs.disable')}
               </button>
@@ -141,23 +157,45 @@ function columns(i18n: I18n, namespace: string, props: Pick<JobsTableProps, 'can
               <button type="button" disabled={props.busy.has(job.name)} onClick={() => props.onAction(job.name, 'enable')}>
                 {t('jobs.enable')}
               </button>
-            )}
-            {job.enabled && (
-              <button type="button" disabled={props.busy.has(job.name)} onClick={() => props.onAction(job.name, 'run')}>
-                {t('jobs.runNow')}
-              </button>
-            )}
-          </span>
-        ),
+            ))}
+          {/* A running job offers stop in place of run now (the row stays narrow). */}
+          {!job.broken && job.enabled && job.summary.running === 0 && (
+            <button type="button" disabled={props.busy.has(job.name)} onClick={() => props.onAction(job.name, 'run')}>
+              {t('jobs.runNow')}
+            </button>
+          )}
+          {!job.broken && job.summary.running > 0 && (
+            <button type="button" disabled={props.busy.has(job.name)} onClick={() => props.onAction(job.name, 'stop')}>
+              {t('jobs.stop')}
+            </button>
+          )}
+          {props.canOwn && props.onTool && <OwnerMenu job={job} i18n={i18n} onTool={props.onTool} />}
+        </span>
+      ),
     });
   }
   return cols;
 }
 
+function OwnerMenu({ job, i18n: { t }, onTool }: { job: JobListItem; i18n: I18n; onTool: (job: string, tool: JobTool) => void }) {
+  return (
+    <MenuButton
+      label={t('jobs.more')}
+      accessibleName={t('jobs.moreFor', { name: job.name })}
+      items={[
+        { label: t('jobs.edit'), onSelect: () => onTool(job.name, 'edit') },
+        // A broken job has nothing to copy (the server refuses it).
+        ...(job.broken ? [] : [{ label: t('jobs.copy'), onSelect: () => onTool(job.name, 'copy') }]),
+        { label: t('jobs.delete'), onSelect: () => onTool(job.name, 'delete'), danger: true },
+      ]}
+    />
+  );
+}
+
 export function JobsTable(props: JobsTableProps) {
   const i18n = useI18n();
-  const { namespace, jobs, canOperate, rowSelection, onRowSelectionChange, onAction, busy, hasMore, onNeedMore } = props;
-  const cols = useMemo(() => columns(i18n, namespace, { canOperate, onAction, busy }), [i18n, namespace, canOperate, onAction, busy]);
+  const { namespace, jobs, canOperate, canOwn = false, rowSelection, onRowSelectionChange, onAction, onTool, busy, hasMore, onNeedMore } = props;
+  const cols = useMemo(() => columns(i18n, namespace, { canOperate, canOwn, onAction, onTool, busy }), [i18n, namespace, canOperate, canOwn, onAction, onTool, busy]);
   const table = useReactTable({
     data: jobs as JobListItem[],
     columns: cols,
@@ -188,10 +226,12 @@ export function JobsTable(props: JobsTableProps) {
 
   return (
     <div className="jobs-scroll" ref={scrollRef} tabIndex={0} aria-label={i18n.t('jobs.title')} role="region">
-      <table className="data jobs-table" aria-rowcount={rows.length + 1}>
+      <table className="data jobs-table" aria-rowcount={rows.length + 1} style={{ minWidth: table.getVisibleLeafColumns().reduce((sum, c) => sum + c.getSize(), 0) }}>
         <colgroup>
           {table.getVisibleLeafColumns().map((c) => (
-            <col key={c.id} style={{ width: c.getSize() }} />
+            // The name column takes what the others leave (at least its size); the next fire time's
+            // width is the stylesheet's (wider on wide windows, where the whole time fits).
+            <col key={c.id} className={`col-${c.id}`} style={FLEXIBLE_COLUMNS.has(c.id) ? undefined : { width: c.getSize() }} />
           ))}
         </colgroup>
         <thead>

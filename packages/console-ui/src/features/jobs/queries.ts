@@ -1,8 +1,15 @@
-/** Jobs: query keys, the paged list (cursor pages of {@link JOB_PAGE_SIZE}), and the actions. */
-import { infiniteQueryOptions } from '@tanstack/react-query';
+/**
+ * Jobs: query keys, the paged list (cursor pages of {@link JOB_PAGE_SIZE}), one job, and the
+ * actions — enable, disable, run, stop, copy, delete, one job or a batch.
+ */
+import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
+import type { JobDetailAnswer, JobWriteAnswer } from '@orrery/console/api-types';
 import { api, seg } from '../../api/client';
 import type { BatchAction, BatchResult, JobListPage, JobStateFilter } from '../../api/types';
 import { nsKeys } from '../namespaces/queries';
+
+/** The most names one batch request carries (the API's limit); more are sent in several requests. */
+export const BATCH_CHUNK = 1000;
 
 /** Jobs per list request (the API's largest page). */
 export const JOB_PAGE_SIZE = 500;
@@ -35,13 +42,31 @@ export const jobListQuery = (namespace: string, filters: JobFilters) =>
     getNextPageParam: (last) => last.nextCursor ?? undefined,
   });
 
-/** One job's action: enable, disable, run now. */
-export type JobAction = 'enable' | 'disable' | 'run';
+/** One job: its config with the version to send back with a PUT, assignment and item states. */
+export const jobDetailQuery = (namespace: string, job: string) =>
+  queryOptions({
+    queryKey: jobKeys.detail(namespace, job),
+    queryFn: ({ signal }) => api<JobDetailAnswer>(`/namespaces/${seg(namespace)}/jobs/${seg(job)}`, { signal }),
+  });
+
+/** One job's action: enable, disable, run now, stop its runs in progress. */
+export type JobAction = 'enable' | 'disable' | 'run' | 'stop';
 
 /** Runs `action` on one job. */
 export const jobAction = (namespace: string, job: string, action: JobAction) =>
   api<unknown>(`/namespaces/${seg(namespace)}/jobs/${seg(job)}/${action}`, { method: 'POST', body: {} });
 
-/** Runs `action` on several jobs at once (all checked first: nothing done when one fails a check). */
-export const batchJobs = (namespace: string, action: BatchAction, names: readonly string[]) =>
-  api<BatchResult>(`/namespaces/${seg(namespace)}/jobs/batch`, { method: 'POST', body: { action, names } });
+/**
+ * Runs `action` on several jobs at once (all checked first: nothing done when one fails a check).
+ * `force` (delete only): enabled jobs are deleted too, each disabled first.
+ */
+export const batchJobs = (namespace: string, action: BatchAction, names: readonly string[], force?: boolean) =>
+  api<BatchResult>(`/namespaces/${seg(namespace)}/jobs/batch`, { method: 'POST', body: force === undefined ? { action, names } : { action, names, force } });
+
+/** Copies `job` under the name `name`, disabled. */
+export const copyJob = (namespace: string, job: string, name: string) =>
+  api<JobWriteAnswer>(`/namespaces/${seg(namespace)}/jobs/${seg(job)}/copy`, { method: 'POST', body: { name } });
+
+/** Deletes `job` (refused while it is enabled unless `force`: then it is disabled first). */
+export const deleteJob = (namespace: string, job: string, force: boolean) =>
+  api<void>(`/namespaces/${seg(namespace)}/jobs/${seg(job)}`, { method: 'DELETE', query: { force: force || undefined } });
