@@ -1,0 +1,102 @@
+/**
+ * A modal dialog for the confirmations and small forms of the executors, users and tokens pages
+ * (drain with its preview, remove, delete, reset password, revoke): labelled by its title,
+ * described by `description` when given, focus moved in on open (the first field, else the first
+ * button — or `initialFocus`) and back to where it was on close, Tab kept inside, Escape and the
+ * backdrop close it unless `busy`. A plain element with `role="dialog"` rather than
+ * `<dialog>.showModal()`, so it behaves the same in every browser and in the test DOM.
+ */
+import { useEffect, useId, useRef, type KeyboardEvent, type ReactNode } from 'react';
+import { useI18n } from '../../i18n/I18nProvider';
+import './modal.css';
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+export interface ModalProps {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  /** The buttons at the bottom. */
+  actions: ReactNode;
+  /** While true, Escape, the backdrop and × do not close it (a request is in flight). */
+  busy?: boolean;
+  /** `wide` for tables (the drain preview). */
+  size?: 'normal' | 'wide';
+  /** `alertdialog` for a destructive confirmation. */
+  role?: 'dialog' | 'alertdialog';
+}
+
+export function Modal({ title, onClose, children, actions, busy = false, size = 'normal', role = 'dialog' }: ModalProps) {
+  const { t } = useI18n();
+  const id = useId();
+  const ref = useRef<HTMLDivElement>(null);
+  const closeRef = useRef(onClose);
+  closeRef.current = onClose;
+  const busyRef = useRef(busy);
+  busyRef.current = busy;
+
+  useEffect(() => {
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    const box = ref.current;
+    const first =
+      box?.querySelector<HTMLElement>('[data-autofocus]') ??
+      box?.querySelector<HTMLElement>('.modal-body input:not([disabled]), .modal-body textarea:not([disabled]), .modal-body select:not([disabled])') ??
+      box?.querySelector<HTMLElement>('.modal-actions button:not([disabled])');
+    (first ?? box)?.focus();
+    return () => {
+      if (opener?.isConnected) opener.focus();
+    };
+  }, []);
+
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key === 'Escape') {
+      event.stopPropagation();
+      if (!busyRef.current) closeRef.current();
+      return;
+    }
+    if (event.key !== 'Tab' || !ref.current) return;
+    const items = [...ref.current.querySelectorAll<HTMLElement>(FOCUSABLE)];
+    if (items.length === 0) return;
+    const first = items[0]!;
+    const last = items.at(-1)!;
+    if (event.shiftKey && (document.activeElement === first || document.activeElement === ref.current)) {
+      event.preventDefault();
+      last.focus();
+    } else if (!event.shiftKey && document.activeElement === last) {
+      event.preventDefault();
+      first.focus();
+    }
+  };
+
+  return (
+    <div
+      className="modal-backdrop"
+      onMouseDown={(event) => {
+        if (event.target === event.currentTarget && !busyRef.current) closeRef.current();
+      }}
+    >
+      <div
+        ref={ref}
+        className={`modal modal-${size}`}
+        role={role}
+        aria-modal="true"
+        aria-labelledby={`${id}-title`}
+        aria-describedby={`${id}-body`}
+        aria-busy={busy || undefined}
+        tabIndex={-1}
+        onKeyDown={onKeyDown}
+      >
+        <div className="modal-head">
+          <h2 id={`${id}-title`}>{title}</h2>
+          <button type="button" className="link modal-close" aria-label={t('executors.modal.close')} onClick={onClose} disabled={busy}>
+            ×
+          </button>
+        </div>
+        <div className="modal-body" id={`${id}-body`}>
+          {children}
+        </div>
+        <div className="modal-actions">{actions}</div>
+      </div>
+    </div>
+  );
+}
