@@ -35,6 +35,8 @@ export async function screenshotPage(page: Page, name: string, widths: readonly 
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const before = page.viewportSize();
   const files: string[] = [];
+  // From the top: a full-page shot of a scrolled page draws sticky bars in the middle of it.
+  await page.evaluate(() => window.scrollTo(0, 0));
   for (const width of widths) {
     await page.setViewportSize({ width, height: before?.height ?? 900 });
     // Let layout settle at the new width: two animation frames.

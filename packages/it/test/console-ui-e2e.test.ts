@@ -103,8 +103,8 @@ describe('the console UI in Chromium', () => {
     await page.getByText(/cron/i).filter({ hasText: /invalid|not a valid|expected/i }).first().waitFor();
     await page.getByLabel('Cron expression', { exact: true }).fill(CRON);
     await page.getByLabel('Shard count', { exact: true }).fill('3');
-    // The preview of the next fire times.
-    await page.getByText(/next (five )?fire/i).first().waitFor();
+    // The preview of the next five fire times, in the job's zone.
+    await eventually(async () => expect(await page.locator('.cron-preview ol.fires li').count()).toBe(5), { timeoutMs: 10_000, message: 'five fire times previewed' });
     await screenshotPage(page, 'job-editor');
     await page.getByRole('button', { name: 'Create job' }).click();
     await page.waitForURL(new RegExp(`/ns/${NS}/jobs/${JOB}(\\?|$)`));
@@ -153,10 +153,106 @@ describe('the console UI in Chromium', () => {
     await page.getByRole('button', { name: 'Roll back to version 1' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Roll back', exact: true }).click();
     await eventually(async () => expect((await adminApi('GET', `/namespaces/${NS}/jobs/${JOB}`)).json).toMatchObject({ version: 3, config: { cron: CRON, enabled: true } }));
-    const audit = await adminApi('GET', `/audit?namespace=${NS}&job=${JOB}`);
-    expect(audit.json.entries.map((e: { action: string }) => e.action).slice(0, 5)).toEqual(['job.rollback', 'job.update', 'job.run', 'job.enable', 'job.create']);
+    await eventually(async () => {
+      const audit = await adminApi('GET', `/audit?namespace=${NS}&job=${JOB}`);
+      expect(audit.json.entries.map((e: { action: string }) => e.action).slice(0, 5)).toEqual(['job.rollback', 'job.update', 'job.run', 'job.enable', 'job.create']);
+    }, { message: 'the audit log, newest first' });
     await page.getByRole('tab', { name: 'Config', exact: true }).click();
     await page.getByText(CRON).first().waitFor();
     await screenshotPage(page, 'job-detail-config');
   }, 90_000);
+
+  it('drains an executor after reading the preview of its moves, and the assignment changes', async () => {
+    const before = (await adminApi('GET', `/namespaces/${NS}/assignment`)).json;
+    await page.getByRole('navigation', { name: /main navigation/i }).getByRole('link', { name: 'Assignment', exact: true }).click();
+    await page.getByRole('heading', { name: 'Assignment' }).first().waitFor();
+    await page.getByRole('row', { name: new RegExp(JOB) }).first().waitFor();
+    await screenshotPage(page, 'assignment');
+    await page.getByRole('navigation', { name: /main navigation/i }).getByRole('link', { name: 'Executors', exact: true }).click();
+    await page.getByRole('row', { name: /e1/ }).first().waitFor();
+    await screenshotPage(page, 'executors');
+    await page.getByRole('group', { name: /e1/ }).getByRole('button', { name: 'Drain…' }).click();
+    const dialog = page.getByRole('dialog');
+    // The preview: the e2e job's items held by e1 move to e2, before anything is written.
+    await dialog.getByText(/Shards that move \(\d+\)/).waitFor({ timeout: 20_000 });
+    await dialog.getByRole('rowheader', { name: JOB }).first().waitFor();
+    expect((await adminApi('GET', `/namespaces/${NS}/executors`)).json.executors.find((e: { name: string }) => e.name === 'e1')).toMatchObject({ state: 'online' });
+    await screenshotPage(page, 'executors-drain-preview');
+    await dialog.getByRole('button', { name: 'Confirm drain' }).click();
+    await eventually(async () => {
+      const now = (await adminApi('GET', `/namespaces/${NS}/assignment`)).json;
+      const row = now.jobs.find((j: { job: string }) => j.job === JOB);
+      expect(row.items.e1 ?? []).toEqual([]);
+      expect(row.items.e2).toEqual([0, 1, 2]);
+    }, { timeoutMs: 30_000, message: 'e1 holds none of the job\'s shards after the drain' });
+    // Before the drain e1 held some of the items.
+    expect(before.jobs.find((j: { job: string }) => j.job === JOB).items.e1.length).toBeGreaterThan(0);
+    await page.getByRole('navigation', { name: /main navigation/i }).getByRole('link', { name: 'Assignment', exact: true }).click();
+    await page.getByRole('row', { name: new RegExp(JOB) }).first().waitFor();
+    await screenshotPage(page, 'assignment-after-drain');
+  }, 90_000);
+
+  it('shows the dashboard, jobs, audit, users and tokens pages', async () => {
+    const nav = page.getByRole('navigation', { name: /main navigation/i });
+    await nav.getByRole('link', { name: 'Dashboard', exact: true }).click();
+    await page.getByRole('heading', { name: /dashboard/i }).waitFor();
+    await screenshotPage(page, 'dashboard');
+    await nav.getByRole('link', { name: 'Jobs', exact: true }).click();
+    await page.getByRole('link', { name: JOB, exact: true }).waitFor();
+    await screenshotPage(page, 'jobs');
+    await nav.getByRole('link', { name: 'Audit log', exact: true }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    await page.getByText('job.rollback').first().waitFor();
+    await screenshotPage(page, 'audit');
+    await nav.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await screenshotPage(page, 'users');
+    await page.goto(`${consoleUrl}/tokens`);
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    await screenshotPage(page, 'tokens');
+  }, 60_000);
+
+  it('switches to Chinese from the user menu, and remembers it', async () => {
+    await page.goto(`${consoleUrl}/ns/${NS}/jobs/${JOB}`);
+    await page.getByRole('heading', { name: JOB }).waitFor();
+    await page.getByLabel('User menu for admin').click();
+    await page.getByLabel('Language').selectOption('zh-CN');
+    await page.getByRole('tab', { name: '分片' }).waitFor();
+    expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    await screenshotPage(page, 'zh-job-detail');
+    await page.reload();
+    await page.getByRole('tab', { name: '分片' }).waitFor();
+    const nav = page.getByRole('navigation', { name: '主导航' });
+    for (const [link, name] of [['概览', 'zh-dashboard'], ['作业', 'zh-jobs'], ['执行器', 'zh-executors'], ['分片分配', 'zh-assignment']] as const) {
+      await nav.getByRole('link', { name: link, exact: true }).click();
+      await page.waitForLoadState('networkidle');
+      await screenshotPage(page, name);
+    }
+    // Back to English for whoever uses this browser next.
+        await page.evaluate(() => localStorage.removeItem('orrery.locale'));
+  }, 60_000);
+
+  it('a viewer sees no enable, run or drain button, and gets 403 from the API anyway', async () => {
+    expect((await adminApi('POST', '/users', { name: 'vera', password: VIEWER_PASSWORD, roles: { [NS]: 'viewer' } })).status).toBe(201);
+    const viewerContext = await browser.newContext({ viewport: { width: 1400, height: 900 }, locale: 'en-US' });
+    const viewer = await viewerContext.newPage();
+    await signIn(viewer, 'vera', VIEWER_PASSWORD);
+    await viewer.goto(`${consoleUrl}/ns/${NS}/jobs/${JOB}`);
+    await viewer.getByRole('heading', { name: JOB }).waitFor();
+    await viewer.getByRole('tab', { name: 'Shards' }).waitFor();
+    for (const name of ['Enable', 'Disable', 'Run now', 'Stop', 'Edit']) expect(await viewer.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    expect(await viewer.getByRole('link', { name: 'Edit', exact: true }).count()).toBe(0);
+    await screenshotPage(viewer, 'viewer-job-detail');
+    await viewer.goto(`${consoleUrl}/ns/${NS}/jobs`);
+    await viewer.getByRole('link', { name: JOB, exact: true }).waitFor();
+    for (const name of ['Enable', 'Disable', 'Run now', 'New job', 'Import…']) expect(await viewer.getByRole('button', { name, exact: true }).count() + await viewer.getByRole('link', { name, exact: true }).count(), name).toBe(0);
+    await viewer.goto(`${consoleUrl}/ns/${NS}/executors`);
+    await viewer.getByRole('row', { name: /e2/ }).first().waitFor();
+    expect(await viewer.getByRole('button', { name: /Drain|Undrain|Remove/ }).count()).toBe(0);
+    // The API refuses what the page does not offer.
+    expect(await apiFromPage(viewer, 'POST', `/namespaces/${NS}/jobs/${JOB}/disable`, {})).toBe(403);
+    expect(await apiFromPage(viewer, 'POST', `/namespaces/${NS}/executors/e2/drain`, {})).toBe(403);
+    expect(await apiFromPage(viewer, 'GET', `/namespaces/${NS}/jobs/${JOB}`)).toBe(200);
+    await viewerContext.close();
+  }, 60_000);
 });
