@@ -214,7 +214,7 @@ export interface ConsoleBenchResult {
   /** The console's RSS in MB: loaded and idle `seconds` (before any load); `seconds` after the load; its peak (VmHWM). */
   rss: { loadedMb: number; afterMb: number; peakMb: number };
   /** The UI's jobs page in Chromium (after the RSS figures; undefined without Chromium). */
-  ui: JobsPageBenchResult | undefined;
+  ui: JobsPageBenchResult | { error: string } | undefined;
 }
 
 /**
@@ -369,7 +369,8 @@ export async function runConsoleBench(seconds = 20, cpuProfileDir?: string): Pro
     // Settled: after the load, once V8 has had the time to return its garbage.
     await new Promise((r) => setTimeout(r, seconds * 1000));
     const after = procStats(c.process.pid);
-    const ui = await measureJobsPage(c.url, NS, 'admin', ADMIN_PASSWORD);
+    // A failure here (no display libraries, a page change) must not lose the figures above.
+    const ui = await measureJobsPage(c.url, NS, 'admin', ADMIN_PASSWORD).catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }));
     return {
       jobs: CONSOLE_BENCH_JOBS,
       nodes,

@@ -61,7 +61,9 @@ if (!only || only === 'console') {
     console.log(`| ${row.route} | ${row.p50} / ${row.p99} / ${row.max} | ${Math.round(row.requestsPerSecond)} | ${row.requests} | ${row.failed} | ${Math.round(row.consoleCpuPercent)} % | ${row.zkPackets} / ${row.consoleSessionPackets ?? '?'} | ${row.zkRequestsPerGet.toFixed(4)} |`);
   }
   console.log(`\nConsole RSS: ${r.rss.loadedMb.toFixed(0)} MB loaded and idle for ${seconds} s, ${r.rss.afterMb.toFixed(0)} MB ${seconds} s after the load, peak ${r.rss.peakMb.toFixed(0)} MB (VmHWM).`);
-  if (r.ui) {
+  if (r.ui && 'error' in r.ui) {
+    console.log(`\nThe UI's jobs page: the measurement failed: ${r.ui.error}`);
+  } else if (r.ui) {
     const v = r.ui.visits;
     console.log(`\nThe UI's jobs page in headless Chromium (1400 × 900), ${r.ui.jobs.toLocaleString('en')} jobs, ${v.length} visits: interactive (rows shown, search usable) ${v.map((x) => x.interactiveMs).join(' / ')} ms after the navigation started.`);
     console.log(`Scrolling from the first job to the last, 600 px a frame (the page fetching 500 more as the end nears): ${(r.ui.scroll.totalMs / 1000).toFixed(1)} s, ${r.ui.scroll.frames} frames, frame interval p50 ${r.ui.scroll.p50.toFixed(1)} / p99 ${r.ui.scroll.p99.toFixed(1)} / max ${r.ui.scroll.max.toFixed(1)} ms, ${r.ui.scroll.over50ms} frames over 50 ms.`);
