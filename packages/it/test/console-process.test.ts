@@ -98,6 +98,7 @@ describe('orrery-console', () => {
     const byDefault = await startConsole(root, { ORRERY_ADMIN_PASSWORD: 'from-the-environment' });
     await urlOf(byDefault);
     expect(cmdline(byDefault.pid)).toEqual(expect.arrayContaining(['--max-old-space-size=256', '--max-semi-space-size=4']));
+    expect(readFileSync(`/proc/${byDefault.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
     const loaded = JSON.parse(byDefault.lines.find((l) => l.includes('"msg":"cache loaded"'))!) as { heapLimitMb: number; level: unknown };
     expect(loaded.heapLimitMb).toBeGreaterThan(256);
     expect(loaded.heapLimitMb).toBeLessThan(400);
