@@ -1,6 +1,7 @@
 /** The language as React context: `useI18n()` gives `t`, the locale, and `setLocale` (remembered). */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { LOCALE_STORAGE_KEY, initialLocale, translate, type Locale, type MessageKey, type MessageParams } from './index';
+import { createTimeFormatter } from './time';
 
 /** What {@link useI18n} gives. */
 export interface I18n {
@@ -9,12 +10,12 @@ export interface I18n {
   t: (key: MessageKey, params?: MessageParams) => string;
   /** Switches the language and remembers it (localStorage). */
   setLocale: (locale: Locale) => void;
-  /** Formats an instant (epoch ms) in the browser's zone, or in `timeZone`. */
+  /**
+   * Formats an instant (epoch ms) in the browser's zone, or in `timeZone`: 24-hour, the year only
+   * when it is not this year ("Nov 23, 21:33:15"; see time.ts).
+   */
   formatTime: (epochMs: number, timeZone?: string) => string;
 }
-
-/** How instants are shown (dateStyle cannot be combined with timeZoneName). */
-const DATE_TIME: Intl.DateTimeFormatOptions = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' };
 
 const I18nContext = createContext<I18n | undefined>(undefined);
 
@@ -41,20 +42,12 @@ export function I18nProvider({ children, locale: fixed }: { children: ReactNode;
     }
   }, []);
   const value = useMemo<I18n>(() => {
-    const formats = new Map<string, Intl.DateTimeFormat>();
+    const format = createTimeFormatter(locale);
     return {
       locale,
       setLocale,
       t: (key, params) => translate(locale, key, params),
-      formatTime: (epochMs, timeZone) => {
-        const cacheKey = timeZone ?? '';
-        let format = formats.get(cacheKey);
-        if (!format) {
-          format = new Intl.DateTimeFormat(locale, { ...DATE_TIME, ...(timeZone ? { timeZone, timeZoneName: 'short' } : {}) });
-          formats.set(cacheKey, format);
-        }
-        return format.format(epochMs);
-      },
+      formatTime: (epochMs, timeZone) => format(epochMs, timeZone),
     };
   }, [locale, setLocale]);
   return <I18nContext.Provider value={value}>{children}</I18nContext.Provider>;
