@@ -247,11 +247,15 @@ function MatrixRowView({ namespace, row, columns, index }: { namespace: string; 
       </th>
       <td className="num total-col">{total}</td>
       <td className={`unassigned-col${row.unassignedCount > 0 ? ' unassigned' : ''}`} title={unassignedTitle || undefined}>
-        {row.unassigned.map((u) => (
-          <span key={u.reason} className="unassigned-reason">
-            <strong>{u.items.length}</strong> {reasonLabel(t, u.reason)}
+        {row.unassigned.length > 0 && (
+          <span className="unassigned-reasons">
+            {row.unassigned.map((u) => (
+              <span key={u.reason} className="unassigned-reason">
+                <strong>{u.items.length}</strong> {reasonLabel(t, u.reason)}
+              </span>
+            ))}
           </span>
-        ))}
+        )}
       </td>
       {row.counts.map((count, i) => {
         const column = columns[i]!;
