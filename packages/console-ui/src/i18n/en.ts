@@ -136,7 +136,7 @@ const base = {
   'jobs.col.cron': 'Cron',
   'jobs.col.nextFire': 'Next fire',
   'jobs.col.state': 'State',
-  'jobs.col.outcomes': 'Last outcomes',
+  'jobs.col.outcomes': 'Last runs',
   'jobs.col.actions': 'Actions',
   'jobs.passive': 'passive',
   'jobs.noNextFire': '—',
