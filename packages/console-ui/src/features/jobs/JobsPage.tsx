@@ -145,7 +145,8 @@ export function JobsView({ namespace, filters, onFiltersChange }: { namespace: s
               {t('jobs.import')}
             </button>
           )}
-          {canOwn && (
+          {/* An empty namespace offers "New job" once, in the middle of the page (not twice). */}
+          {canOwn && !(list.isSuccess && jobs.length === 0 && !filtered) && (
             <Link to="/ns/$namespace/jobs/new" params={{ namespace }} className="button primary">
               {t('jobs.new')}
             </Link>
