@@ -240,6 +240,9 @@ describe('the job detail page', () => {
     expect(within(drawer).getByText(/Exit code 3/)).toBeTruthy();
     expect(source!.readyState).toBe(FakeEventSource.CLOSED);
     expect(within(drawer).queryByText('Following the log live…')).toBeNull();
+    // The details above the log take the ended run's record: no longer "still running".
+    await waitFor(() => expect(within(drawer).queryByText('still running')).toBeNull());
+    expect(within(drawer).getAllByText('Failed').length).toBeGreaterThanOrEqual(1);
   });
 
   it('says when the executor went offline, and closes the stream when the drawer closes', async () => {

@@ -7,7 +7,7 @@
  */
 import type { RunAnswer, RunsAnswer } from '@orrery/console/api-types';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { isApiError } from '../../api/client';
 import { useI18n } from '../../i18n/I18nProvider';
 import { Badge } from '../../ui/Badge';
@@ -211,8 +211,21 @@ export function LogViewer({ namespace, job, run }: { namespace: string; job: str
 function LogBody({ namespace, job, run, stream }: { namespace: string; job: string; run: RunAnswer; stream: LogStream }) {
   // Fixed when opened: a run that ends while followed keeps its followed text (and says it ended).
   const [live, setLive] = useState(run.status === 'running');
+  const queryClient = useQueryClient();
+  // The stream's last event carries the run's record: the drawer's details (outcome, end, exit
+  // code) show it at once, and the job's run list is read again.
+  const onEnded = useCallback(
+    (ending: LogEnding) => {
+      // Every key of this run (read with or without the executor hint).
+      const runKey = [...jobDetailKeys.job(namespace, job), 'run', run.runId];
+      if (ending.kind === 'end' && ending.run) queryClient.setQueriesData({ queryKey: runKey }, ending.run);
+      else void queryClient.invalidateQueries({ queryKey: runKey });
+      void queryClient.invalidateQueries({ queryKey: jobDetailKeys.allRuns(namespace, job) });
+    },
+    [queryClient, namespace, job, run.runId],
+  );
   return live ? (
-    <LiveLog url={logUrl(namespace, job, run.runId, { stream, executor: run.executor, live: true })} stream={stream} onReadStored={() => setLive(false)} />
+    <LiveLog url={logUrl(namespace, job, run.runId, { stream, executor: run.executor, live: true })} stream={stream} onReadStored={() => setLive(false)} onEnded={onEnded} />
   ) : (
     <StoredLogView url={logUrl(namespace, job, run.runId, { stream, executor: run.executor })} stream={stream} />
   );
@@ -252,9 +265,12 @@ function StoredLogView({ url, stream }: { url: string; stream: LogStream }) {
 }
 
 /** Auto-scrolls to the end unless the user scrolled up. */
-function LiveLog({ url, stream, onReadStored }: { url: string; stream: LogStream; onReadStored: () => void }) {
+function LiveLog({ url, stream, onReadStored, onEnded }: { url: string; stream: LogStream; onReadStored: () => void; onEnded: (ending: LogEnding) => void }) {
   const { t } = useI18n();
   const log = useLogStream(url);
+  useEffect(() => {
+    if (log.ending) onEnded(log.ending);
+  }, [log.ending, onEnded]);
   const pre = useRef<HTMLPreElement>(null);
   const stick = useRef(true);
   const [away, setAway] = useState(false);
