@@ -219,6 +219,8 @@ describe('the console UI in Chromium', () => {
     await page.getByLabel('Language').selectOption('zh-CN');
     await page.getByRole('tab', { name: '分片' }).waitFor();
     expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    await screenshotPage(page, 'zh-user-menu');
+    await page.getByLabel('admin 的用户菜单').click(); // closes the menu
     await screenshotPage(page, 'zh-job-detail');
     await page.reload();
     await page.getByRole('tab', { name: '分片' }).waitFor();
