@@ -122,8 +122,11 @@ describe('checkRunSummary and sumRunSummaries', () => {
     ['more time-outs than failures', { since: 10, jobs: [job('a', 3, 1, 2)] }, "impossible counts for job 'a'"],
     ['a last failure without failures', { since: 10, jobs: [job('a', 3, 0, 0, 5)] }, "a last failure that does not match the failures of job 'a'"],
     ['failures without a last failure', { since: 10, jobs: [job('a', 3, 1, 0, null)] }, "a last failure that does not match the failures of job 'a'"],
+    ['a last failure before the window', { since: 10, jobs: [job('a', 3, 1, 0, 9)] }, "a last failure of job 'a' outside the window"],
+    ['a last failure far in the future', { since: 10, jobs: [job('a', 3, 1, 0, 1000 + 5 * 60_000 + 1)] }, "a last failure of job 'a' outside the window"],
+    ['a last failure a little in the future (clock skew)', { since: 10, jobs: [job('a', 3, 1, 0, 1000 + 60_000)] }, undefined],
   ])('%s', (_name, input, problem) => {
-    const checked = checkRunSummary(input, 10);
+    const checked = checkRunSummary(input, 10, 1000);
     expect(checked.ok ? undefined : checked.problem).toBe(problem);
   });
 

@@ -61,6 +61,10 @@ export const DEFAULT_EXECUTOR_TIMEOUT_MS = 5000;
 export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 15_000;
 /** The most bytes read from an executor's JSON answer (1000 records of ~1 KiB, with room). */
 export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/** Bound on one executor's run summary answer, in bytes (about 5,000 jobs' counts). */
+export const SUMMARY_MAX_ANSWER_BYTES = 512 * 1024;
+/** How far in the future a summary's last failure may be (the executors' clocks), in ms. */
+export const SUMMARY_CLOCK_SKEW_MS = 5 * 60_000;
 /** Runs listed by default, and at most (the executors' own cap per request). */
 export const DEFAULT_RUNS_LIMIT = 50;
 export const MAX_RUNS_LIMIT = 1000;
@@ -328,7 +332,7 @@ const RunSummaryAnswerSchema = Type.Object({
  * summary of runs since `since` — not the schema, another `since`, a job twice, more failures than
  * runs or time-outs than failures, a last failure without failures (or none with them).
  */
-export function checkRunSummary(input: unknown, since: number): { ok: true; jobs: JobRunCounts[] } | { ok: false; problem: string } {
+export function checkRunSummary(input: unknown, since: number, now = Date.now()): { ok: true; jobs: JobRunCounts[] } | { ok: false; problem: string } {
   if (!Value.Check(RunSummaryAnswerSchema, input)) return { ok: false, problem: 'something that is not a run summary' };
   const answer = input as Static<typeof RunSummaryAnswerSchema>;
   if (answer.since !== since) return { ok: false, problem: `a summary since ${answer.since}, not since ${since}` };
@@ -339,6 +343,8 @@ export function checkRunSummary(input: unknown, since: number): { ok: true; jobs
     seen.add(j.job);
     if (j.failures > j.runs || j.timedOut > j.failures) return { ok: false, problem: `impossible counts for job '${j.job}'` };
     if ((j.lastFailureAt === null) !== (j.failures === 0)) return { ok: false, problem: `a last failure that does not match the failures of job '${j.job}'` };
+    // A failure before the window, or more than a clock's skew in the future, is not one of these runs.
+    if (j.lastFailureAt !== null && (j.lastFailureAt < since || j.lastFailureAt > now + SUMMARY_CLOCK_SKEW_MS)) return { ok: false, problem: `a last failure of job '${j.job}' outside the window` };
     jobs.push({ job: j.job, runs: j.runs, failures: j.failures, timedOut: j.timedOut, lastFailureAt: j.lastFailureAt });
   }
   return { ok: true, jobs };
@@ -564,7 +570,7 @@ export interface RunSummaries {
 async function executorRunSummary(executor: RunExecutor, since: number, options: RunsClientOptions): Promise<{ ok: true; summary: ExecutorRunSummary } | { ok: false; unavailable: UnavailableExecutor }> {
   const call = await callExecutor(executor, '/runs/summary', { since: String(since) }, options);
   if (!call.ok) return call;
-  const max = options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+  const max = Math.min(options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES, SUMMARY_MAX_ANSWER_BYTES);
   const bad = (problem: string) => ({ ok: false as const, unavailable: { executor: executor.name, reason: 'bad-answer' as const, message: `executor '${executor.name}' sent ${problem}` } });
   try {
     const { response } = call;

@@ -14,7 +14,7 @@ import { commandName, encodeJson, paths, waitForEvent, type ShardState } from '@
 import { eventually } from '@orrery/core/testing';
 import { createExecutor, type Executor } from '@orrery/executor';
 import { startClusterConsole, startPresence, writeAssignment, writeJob, writeShard, type ClusterTestConsole } from './cluster-test-support.js';
-import { coverageSentence, historyCounts, jobRuns, jobState, mostFailingFirst, statsRoutes, STATS_WINDOW_MS, type JobFacts } from './stats.js';
+import { coverageSentence, historyCounts, jobRuns, jobState, mostFailingFirst, sharedSummaries, statsRoutes, STATS_SUMMARY_TTL_MS, STATS_WINDOW_MS, type JobFacts } from './stats.js';
 
 const NOW = Date.UTC(2025, 5, 1, 12);
 const idle = (status: 'succeeded' | 'failed' | 'timed-out' | 'aborted', endedAt = NOW - 3_600_000): ShardState => ({
@@ -42,13 +42,45 @@ describe('jobState and jobRuns (pure)', () => {
   });
 });
 
+describe('sharedSummaries', () => {
+  it('asks the executors once per 10 s for every caller, again at once when the executors change', async () => {
+    let clock = 1_000_000;
+    // Offline executors: a round names them unavailable without a request.
+    let executors = [{ name: 'e1', online: false, httpUrl: 'http://127.0.0.1:1' }];
+    let rounds = 0;
+    let asked = 0;
+    // Each round (fetchRunSummaries) reads the directory once more than the callers do.
+    const directory = { executors: async () => { asked += 1; return executors; }, inProgress: async () => [] };
+    const of = sharedSummaries(() => clock, STATS_SUMMARY_TTL_MS)('shop');
+    const call = async () => { const before = asked; await of(directory, 0, { clusterToken: 'token' }); rounds += asked - before - 1; };
+    await call();
+    await call();
+    await call();
+    clock += STATS_SUMMARY_TTL_MS - 1;
+    await call();
+    expect(rounds).toBe(1);
+    clock += 1;
+    await call();
+    expect(rounds).toBe(2);
+    executors = [...executors, { name: 'e2', online: false, httpUrl: 'http://127.0.0.1:2' }];
+    await call();
+    expect(rounds).toBe(3);
+    await call();
+    expect(rounds).toBe(3);
+  });
+});
+
 describe('historyCounts, mostFailingFirst and coverageSentence (pure)', () => {
+  const shards = (runs: number, failures: number, running: number, lastFailureAt: number | null = null) => ({ runs, failures, running, lastFailureAt });
   it.each([
-    ['no tally, nothing running', undefined, 0, { runs: 0, failures: 0, running: 0, lastFailureAt: null }],
-    ['no tally, one running', undefined, 1, { runs: 1, failures: 0, running: 1, lastFailureAt: null }],
-    ['ended runs plus those in progress', { runs: 7, failures: 2, timedOut: 1, lastFailureAt: 42 }, 2, { runs: 9, failures: 2, running: 2, lastFailureAt: 42 }],
-  ] as const)('%s', (_name, tally, running, want) => {
-    expect(historyCounts(tally, running)).toEqual(want);
+    ['no tally, nothing running', undefined, shards(0, 0, 0), { runs: 0, failures: 0, running: 0, lastFailureAt: null }],
+    ['no tally, one running', undefined, shards(1, 0, 1), { runs: 1, failures: 0, running: 1, lastFailureAt: null }],
+    ['ended runs plus those in progress', { runs: 7, failures: 2, timedOut: 1, lastFailureAt: 42 }, shards(3, 1, 2, 40), { runs: 9, failures: 2, running: 2, lastFailureAt: 42 }],
+    // The executor that ran it did not answer: the shard nodes' lower bound stands.
+    ['no tally, but the shard nodes saw runs and a failure', undefined, shards(2, 1, 0, 50), { runs: 2, failures: 1, running: 0, lastFailureAt: 50 }],
+    ['a tally below the shard nodes', { runs: 1, failures: 0, timedOut: 0, lastFailureAt: null }, shards(3, 2, 0, 60), { runs: 3, failures: 2, running: 0, lastFailureAt: 60 }],
+  ] as const)('%s', (_name, tally, fromShards, want) => {
+    expect(historyCounts(tally, fromShards)).toEqual(want);
   });
 
   it('orders the most failing by failures, then ratio, then the latest failure, then name, and cuts at the limit', () => {
@@ -226,7 +258,8 @@ describe("GET /namespaces/:namespace/stats from the executors' run histories (re
       expect(body.unavailable.map((u) => [u.executor, u.reason])).toEqual([['exec-b', 'offline'], ['liar', 'bad-answer']]);
       expect(body.unavailable[1]!.message).toContain('impossible counts');
       expect(body.runs).toEqual([
-        { job: 'elsewhere', runs: 0, failures: 0, running: 0 },
+        // Its executor is down: not 0, the shard nodes' lower bound (its one item's last run).
+        { job: 'elsewhere', runs: 1, failures: 0, running: 0 },
         { job: 'fails', runs: 2, failures: 2, running: 0 },
         { job: 'thrice', runs: 3, failures: 0, running: 0 },
       ]);

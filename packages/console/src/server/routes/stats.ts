@@ -17,7 +17,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { OrreryError, type ShardState } from '@orrery/core';
 import type { ConsoleRoutes } from '../app.js';
 import type { ConsoleContext } from '../context.js';
-import { fetchRunSummaries, sumRunSummaries, UNAVAILABLE_REASONS, type JobRunCounts, type UnavailableExecutor } from '../../store/runs.js';
+import { fetchRunSummaries, sumRunSummaries, UNAVAILABLE_REASONS, type JobRunCounts, type RunDirectory, type RunSummaries, type RunsClientOptions, type UnavailableExecutor } from '../../store/runs.js';
 import { EXECUTOR_STATES, executorSummary } from './executors.js';
 import { NamespaceParams } from './namespaces.js';
 import { cacheRunDirectory } from './runs.js';
@@ -90,10 +90,19 @@ export interface JobCounts {
 
 /**
  * A job's counts from the executors' tallies (pure): the runs that ended in the window (summed
- * over the executors, `undefined`: none ran it) plus `running`, the runs in progress now.
+ * over the executors, `undefined`: none ran it) plus the runs in progress — never less than what
+ * the shard nodes show (`fromShards`: each item's last outcome in the window and the runs in
+ * progress), which an executor that did not answer would otherwise take away.
  */
-export function historyCounts(tally: Omit<JobRunCounts, 'job'> | undefined, running: number): JobCounts {
-  return { runs: (tally?.runs ?? 0) + running, failures: tally?.failures ?? 0, running, lastFailureAt: tally?.lastFailureAt ?? null };
+export function historyCounts(tally: Omit<JobRunCounts, 'job'> | undefined, fromShards: JobCounts): JobCounts {
+  const running = fromShards.running;
+  const lastFailures = [tally?.lastFailureAt ?? null, fromShards.lastFailureAt].filter((t): t is number => t !== null);
+  return {
+    runs: Math.max((tally?.runs ?? 0) + running, fromShards.runs),
+    failures: Math.max(tally?.failures ?? 0, fromShards.failures),
+    running,
+    lastFailureAt: lastFailures.length > 0 ? Math.max(...lastFailures) : null,
+  };
 }
 
 /** Why the counts came from the shard nodes. */
@@ -122,7 +131,7 @@ export function mostFailingFirst<T extends { job: string; runs: number; failures
 }
 
 /** The namespace's stats: states from the cache, run counts from the executors' run histories (or the shard nodes). */
-export async function namespaceStats(ctx: ConsoleContext, namespace: string): Promise<Stats> {
+export async function namespaceStats(ctx: ConsoleContext, namespace: string, summaries: SummaryFetcher = fetchRunSummaries): Promise<Stats> {
   const now = ctx.now();
   const jobsByState = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
   const perJob: Array<{ job: string; fromShards: JobCounts }> = [];
@@ -156,7 +165,7 @@ export async function namespaceStats(ctx: ConsoleContext, namespace: string): Pr
     coverage = coverageSentence({ counts: 'shard-nodes', why: 'no-cluster-token' });
     counted = perJob.map(({ job, fromShards }) => ({ job, ...fromShards }));
   } else {
-    const got = await fetchRunSummaries(cacheRunDirectory(ctx, namespace), Math.max(0, now - STATS_WINDOW_MS), { clusterToken: ctx.clusterToken });
+    const got = await summaries(cacheRunDirectory(ctx, namespace), Math.max(0, now - STATS_WINDOW_MS), { clusterToken: ctx.clusterToken });
     unavailable = got.unavailable;
     if (got.summaries.length === 0) {
       coverage = coverageSentence({ counts: 'shard-nodes', why: 'no-executor-answered' });
@@ -165,7 +174,7 @@ export async function namespaceStats(ctx: ConsoleContext, namespace: string): Pr
       source = 'run-histories';
       const tallies = sumRunSummaries(got.summaries);
       coverage = coverageSentence({ counts: 'run-histories', unavailable: unavailable.length });
-      counted = perJob.map(({ job, fromShards }) => ({ job, ...historyCounts(tallies.get(job), fromShards.running) }));
+      counted = perJob.map(({ job, fromShards }) => ({ job, ...historyCounts(tallies.get(job), fromShards) }));
     }
   }
   return {
@@ -203,10 +212,37 @@ export const StatsSchema = Type.Object({
   }), { description: 'executors whose runs are not counted, and why' }),
   coverage: Type.String({ description: 'what the run counts count, and what they cannot' }),
 });
+/** How the executors' run summaries are fetched ({@link fetchRunSummaries}, or a shared one). */
+export type SummaryFetcher = (directory: RunDirectory, since: number, client: RunsClientOptions) => Promise<RunSummaries>;
+
+/** How long one round of asking the executors serves the stats of a namespace, in ms. */
+export const STATS_SUMMARY_TTL_MS = 10_000;
+
+/**
+ * A {@link SummaryFetcher} per namespace that asks the executors at most once per `ttlMs`, every
+ * caller meanwhile sharing that round (a dashboard refreshed on every shard event, in several
+ * browsers, is one round of requests to the executors every 10 s, not one per refresh). A change
+ * of the executors (one joins, leaves or moves) starts a new round at once; a failed round is not
+ * kept. The window's start is the first caller's.
+ */
+export function sharedSummaries(now: () => number, ttlMs = STATS_SUMMARY_TTL_MS): (namespace: string) => SummaryFetcher {
+  const rounds = new Map<string, { at: number; executors: string; answer: Promise<RunSummaries> }>();
+  return (namespace) => async (directory, since, client) => {
+    const executors = JSON.stringify((await directory.executors()).map((e) => [e.name, e.online, e.httpUrl ?? '']));
+    const round = rounds.get(namespace);
+    if (round && round.executors === executors && now() - round.at < ttlMs) return round.answer;
+    const answer = fetchRunSummaries(directory, since, client);
+    rounds.set(namespace, { at: now(), executors, answer });
+    answer.catch(() => rounds.delete(namespace));
+    return answer;
+  };
+}
+
 /** What {@link namespaceStats} answers. */
 export type Stats = Static<typeof StatsSchema>;
 
 export const statsRoutes: ConsoleRoutes = async (app, ctx) => {
+  const summariesOf = sharedSummaries(ctx.now);
   app.get('/namespaces/:namespace/stats', {
     schema: {
       tags: ['namespaces'],
@@ -218,6 +254,6 @@ export const statsRoutes: ConsoleRoutes = async (app, ctx) => {
   }, async (request) => {
     const { namespace } = request.params as { namespace: string };
     if (!ctx.cache.namespace(namespace)) throw new OrreryError('not-found', `namespace '${namespace}' does not exist`, { details: { namespace } });
-    return namespaceStats(ctx, namespace);
+    return namespaceStats(ctx, namespace, summariesOf(namespace));
   });
 };
