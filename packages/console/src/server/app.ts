@@ -45,6 +45,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may call the route (required on every `/api/v1` route). */
     access?: Access;
+    /**
+     * False for a POST that writes nothing the cache mirrors (sign-in, sign-out, a preview): its
+     * answer does not wait for the cache to catch up (see the `onSend` hook).
+     */
+    readsOwnWrites?: boolean;
   }
   interface FastifyRequest {
     /** The authenticated caller (set before the handler of every API route that is not public). */
@@ -250,7 +255,9 @@ export function createConsoleApp(ctx: ConsoleContext, options: ConsoleAppOptions
       // caused it, so by now the cache's read of the change is in flight; a GET sent after this
       // answer then finds what was written, through this console.
       app.addHook('onSend', async (request, reply, payload) => {
-        if (request.routeOptions.config.access && WRITE_METHODS.has(request.method) && reply.statusCode < 400) await cacheCaughtUp(ctx.cache);
+        const config = request.routeOptions.config;
+        const dryRun = (request.query as { dryRun?: unknown } | undefined)?.dryRun === true;
+        if (config.access && config.readsOwnWrites !== false && !dryRun && WRITE_METHODS.has(request.method) && reply.statusCode < 400) await cacheCaughtUp(ctx.cache);
         return payload;
       });
       await app.register(async (api) => {

@@ -151,6 +151,7 @@ export const assignmentRoutes: ConsoleRoutes = async (app, ctx) => {
     },
     config: {
       access: { level: 'viewer' },
+      readsOwnWrites: false, // writes nothing
       rateLimit: { max: PREVIEW_PER_MINUTE, timeWindow: 60_000, keyGenerator: (request) => request.principal?.user ?? request.ip },
     },
   }, async (request) => {

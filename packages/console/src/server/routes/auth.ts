@@ -57,7 +57,7 @@ export const authRoutes: ConsoleRoutes = async (app, ctx) => {
       body: Type.Object({ user: Type.String({ minLength: 1, maxLength: 256 }), password: Type.String({ minLength: 1, maxLength: PASSWORD_MAX_LENGTH }) }, { additionalProperties: false }),
       response: { 200: MeSchema },
     },
-    config: { access: { level: 'public' }, rateLimit: { max: LOGIN_ATTEMPTS_PER_MINUTE, timeWindow: 60_000 } },
+    config: { access: { level: 'public' }, readsOwnWrites: false, rateLimit: { max: LOGIN_ATTEMPTS_PER_MINUTE, timeWindow: 60_000 } },
   }, async (request, reply) => {
     const { user, password } = request.body as { user: string; password: string };
     const wait = limiter.retryAfterSeconds(user, ctx.now());
