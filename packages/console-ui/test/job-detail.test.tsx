@@ -235,6 +235,7 @@ describe('the job detail page', () => {
     source!.emit('log', { offset: 7, next: 14, text: 'step 2\n' });
     const log = within(drawer).getByRole('log');
     expect(log.textContent).toBe('step 1\nstep 2\n');
+    expect(within(drawer).getByText('still running')).toBeTruthy();
     source!.emit('end', { run: { ...run('r4', 1, 'e2', 5, 4), status: 'failed', exitCode: 3, message: 'exit 3' } });
     expect(within(drawer).getByText('Run ended: Failed.')).toBeTruthy();
     expect(within(drawer).getByText(/Exit code 3/)).toBeTruthy();

@@ -125,8 +125,10 @@ describe('the job editor', () => {
     // An expression the checker refuses is not sent.
     type('Cron expression', '30 2 * *');
     expect(await screen.findByText('Fix the cron expression and the time zone to see the next fire times.')).toBeTruthy();
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(api.callsTo('GET', '/api/v1/cron/preview')).toHaveLength(1);
+    // … and the next valid one is: the requests sent are the two valid expressions, in order.
+    type('Cron expression', '0 3 * * *');
+    await waitFor(() => expect(api.callsTo('GET', '/api/v1/cron/preview')).toHaveLength(2));
+    expect(api.callsTo('GET', '/api/v1/cron/preview').map((c) => c.query.get('expr'))).toEqual(['30 2 * * *', '0 3 * * *']);
   });
 
   it('shows the server’s 400 issues under their fields', async () => {

@@ -186,7 +186,7 @@ describe('the console UI in Chromium', () => {
       expect(row.items.e2).toEqual([0, 1, 2]);
     }, { timeoutMs: 30_000, message: 'e1 holds none of the job\'s shards after the drain' });
     // Before the drain e1 held some of the items.
-    expect(before.jobs.find((j: { job: string }) => j.job === JOB).items.e1.length).toBeGreaterThan(0);
+    expect(before.jobs.find((j: { job: string }) => j.job === JOB)?.items.e1 ?? []).not.toEqual([]);
     await page.getByRole('navigation', { name: /main navigation/i }).getByRole('link', { name: 'Assignment', exact: true }).click();
     await page.getByRole('row', { name: new RegExp(JOB) }).first().waitFor();
     await screenshotPage(page, 'assignment-after-drain');
@@ -225,9 +225,11 @@ describe('the console UI in Chromium', () => {
     await page.reload();
     await page.getByRole('tab', { name: '分片' }).waitFor();
     const nav = page.getByRole('navigation', { name: '主导航' });
-    for (const [link, name] of [['概览', 'zh-dashboard'], ['作业', 'zh-jobs'], ['执行器', 'zh-executors'], ['分片分配', 'zh-assignment']] as const) {
+    // Each page in Chinese, once its own content is in (the heading names the page).
+    for (const [link, heading, name] of [['概览', /概览/, 'zh-dashboard'], ['作业', /作业/, 'zh-jobs'], ['执行器', /执行器/, 'zh-executors'], ['分片分配', /分片分配/, 'zh-assignment']] as const) {
       await nav.getByRole('link', { name: link, exact: true }).click();
-      await page.waitForLoadState('networkidle');
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      await eventually(async () => expect(await page.locator('.state-loading').count()).toBe(0), { message: 'the page loaded' });
       await screenshotPage(page, name);
     }
     // Back to English for whoever uses this browser next.

@@ -14,18 +14,23 @@ import { nsKeys } from '../features/namespaces/queries';
 /** How long invalidations wait to be batched, in ms. */
 export const FLUSH_MS = 500;
 
-/** The key prefixes an event invalidates (pure). */
+/**
+ * The key prefixes an event invalidates (pure). A job's or a shard's change touches the job lists
+ * and that one job's page (its shards, runs, history), not every job's: a busy namespace sends
+ * shard events all the time, and an open job page reads its runs from the executors.
+ */
 export function keysForEvent(namespace: string, event: NamespaceEvent): QueryKey[] {
   const ns = nsKeys.namespace(namespace);
+  const jobs = (job: string | undefined): QueryKey[] => (job === undefined ? [[...ns, 'jobs']] : [[...ns, 'jobs', 'list'], [...ns, 'jobs', 'detail', job]]);
   switch (event.kind) {
     case 'ready':
       return [ns, nsKeys.list()];
     case 'job':
-      return [[...ns, 'jobs'], [...ns, 'stats'], [...ns, 'assignment'], nsKeys.list()];
+      return [...jobs(event.job), [...ns, 'stats'], [...ns, 'assignment'], nsKeys.list()];
     case 'shard':
-      return [[...ns, 'jobs'], [...ns, 'stats']];
+      return [...jobs(event.job), [...ns, 'stats']];
     case 'assignment':
-      return [[...ns, 'assignment'], [...ns, 'executors'], [...ns, 'jobs', 'detail'], [...ns, 'stats']];
+      return [[...ns, 'assignment'], [...ns, 'executors'], ...(event.job === undefined ? [[...ns, 'jobs', 'detail']] : [[...ns, 'jobs', 'detail', event.job]]), [...ns, 'stats']];
     case 'executor':
       return [[...ns, 'executors'], [...ns, 'assignment'], [...ns, 'stats'], nsKeys.list()];
     case 'namespace':

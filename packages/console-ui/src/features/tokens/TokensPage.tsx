@@ -126,11 +126,14 @@ function CreateTokenForm({ onCreated }: { onCreated: (token: CreatedToken) => vo
   const [days, setDays] = useState(String(DEFAULT_DAYS));
   const create = useMutation({
     mutationFn: createToken,
+    // The answer holds the secret: not kept in the mutation cache once the page has it.
+    gcTime: 0,
     onSuccess: (token) => {
       // The list is read again (it never holds the secret); the secret goes to the page alone.
       void queryClient.invalidateQueries({ queryKey: tokensKeys.all });
       setName('');
       onCreated(token);
+      create.reset();
     },
   });
   const daysNumber = days.trim() === '' ? undefined : Number(days);

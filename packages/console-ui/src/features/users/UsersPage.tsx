@@ -177,6 +177,7 @@ function CreateUserForm({ onCancel, onCreated }: { onCancel: () => void; onCreat
   const [rows, setRows] = useState<RoleRow[]>([]);
   const [tried, setTried] = useState(false);
   const create = useMutation({
+    gcTime: 0, // the variables hold a password: not kept once settled
     mutationFn: createUser,
     onSuccess: (user) => {
       void refresh();
@@ -385,6 +386,7 @@ function PasswordModal({ user, onClose, onSaved }: { user: UserAnswer; onClose: 
   const [repeat, setRepeat] = useState('');
   const [tried, setTried] = useState(false);
   const save = useMutation({
+    gcTime: 0, // the variables hold a password: not kept once settled
     mutationFn: (change: Parameters<typeof updateUser>[1]) => updateUser(user.name, change),
     onSuccess: (saved) => {
       void refresh();
