@@ -6,10 +6,10 @@
  */
 import type { Static } from '@sinclair/typebox';
 import type { AssignmentMap, PreviewBodySchema, PreviewSchema } from './server/routes/assignment.js';
-import type { AuditEntrySchema } from './server/routes/audit.js';
+import type { AuditEntrySchema, AuditListSchema } from './server/routes/audit.js';
 import type { MeSchema } from './server/routes/auth.js';
 import type { CronPreviewSchema } from './server/routes/cron.js';
-import type { EXECUTOR_STATES, ExecutorDetailSchema, ExecutorSummarySchema } from './server/routes/executors.js';
+import type { DrainAnswerSchema, EXECUTOR_STATES, ExecutorDetailSchema, ExecutorSummarySchema } from './server/routes/executors.js';
 import type { ImportAnswer } from './server/routes/import-export.js';
 import type { DiffAnswer, HistoryAnswer, VersionAnswer } from './server/routes/job-history.js';
 import type { BatchAnswer, JobAnswer, ListAnswer, ListItem, WriteAnswer } from './server/routes/jobs.js';
@@ -18,7 +18,7 @@ import type { RunsListing } from './server/routes/runs.js';
 import type { ShardsSchema } from './server/routes/shards.js';
 import type { JOB_STATES, StatsSchema } from './server/routes/stats.js';
 import type { TokenSchema } from './server/routes/tokens.js';
-import type { UserSchema } from './server/routes/users.js';
+import type { NewUserBodySchema, UserChangeBodySchema, UserSchema } from './server/routes/users.js';
 import type { RunViewSchema } from './store/runs.js';
 
 /** `GET /auth/me`. */
@@ -73,3 +73,11 @@ export type AuditEntryAnswer = Static<typeof AuditEntrySchema>;
 export type UserAnswer = Static<typeof UserSchema>;
 /** One token of `GET /tokens`. */
 export type TokenAnswer = Static<typeof TokenSchema>;
+/** A page of `GET /audit`. */
+export type AuditListAnswer = Static<typeof AuditListSchema>;
+/** The answer of `POST …/executors/:executor/drain` and `…/undrain`. */
+export type DrainAnswer = Static<typeof DrainAnswerSchema>;
+/** The body of `POST /users`. */
+export type NewUserBody = Static<typeof NewUserBodySchema>;
+/** The body of `PUT /users/:user`. */
+export type UserChangeBody = Static<typeof UserChangeBodySchema>;

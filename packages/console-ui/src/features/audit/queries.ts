@@ -4,7 +4,7 @@
  * has no parameter for, applied here.
  */
 import { infiniteQueryOptions } from '@tanstack/react-query';
-import type { AuditEntryAnswer } from '@orrery/console/api-types';
+import type { AuditEntryAnswer, AuditListAnswer } from '@orrery/console/api-types';
 import { api } from '../../api/client';
 
 /** Entries per request. */
@@ -22,10 +22,8 @@ export const auditKeys = {
   list: (filters: AuditFilters) => [...auditKeys.all, 'list', { namespace: filters.namespace ?? '', job: filters.job ?? '', user: filters.user ?? '' }] as const,
 };
 
-export interface AuditPage {
-  entries: AuditEntryAnswer[];
-  next?: number;
-}
+/** A page of `GET /audit`. */
+export type AuditPage = AuditListAnswer;
 
 export const auditQuery = (filters: AuditFilters) =>
   infiniteQueryOptions({

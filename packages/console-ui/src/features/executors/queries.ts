@@ -4,7 +4,7 @@
  * (`POST …/assignment/preview`), drain, undrain and remove.
  */
 import { queryOptions } from '@tanstack/react-query';
-import type { AssignmentPreviewAnswer, AssignmentPreviewBody, ExecutorSummaryAnswer } from '@orrery/console/api-types';
+import type { AssignmentPreviewAnswer, AssignmentPreviewBody, DrainAnswer, ExecutorSummaryAnswer } from '@orrery/console/api-types';
 import { api, seg } from '../../api/client';
 import { nsKeys } from '../namespaces/queries';
 
@@ -25,12 +25,6 @@ export const executorsQuery = (namespace: string) =>
 export const previewAssignment = (namespace: string, change: AssignmentPreviewBody) =>
   api<AssignmentPreviewAnswer>(`/namespaces/${seg(namespace)}/assignment/preview`, { method: 'POST', body: change });
 
-/** The answer of drain and undrain (`changed: false` when it already was). */
-export interface DrainAnswer {
-  executor: string;
-  drained: boolean;
-  changed: boolean;
-}
 
 /** Drains (no shards: the allocator moves its own away) or undrains an executor. */
 export const setDrained = (namespace: string, executor: string, drain: boolean) =>

@@ -1,6 +1,6 @@
 /** Users (admin): the list, create, update (admin flag, roles, password; compare-and-set), delete. */
 import { queryOptions } from '@tanstack/react-query';
-import type { UserAnswer } from '@orrery/console/api-types';
+import type { NewUserBody, UserAnswer, UserChangeBody } from '@orrery/console/api-types';
 import { api, seg } from '../../api/client';
 import type { NamespaceRole } from '../../api/types';
 
@@ -18,22 +18,13 @@ export const usersQuery = () =>
 
 export type Roles = Record<string, NamespaceRole>;
 
-export interface NewUser {
-  name: string;
-  password: string;
-  admin: boolean;
-  roles: Roles;
-}
+/** A new user, as `POST /users` takes it (the form always sends the admin flag and the roles). */
+export type NewUser = Required<NewUserBody>;
 
 export const createUser = (user: NewUser) => api<UserAnswer>('/users', { method: 'POST', body: user });
 
 /** A change of a user, from the `version` read (409 `conflict` with `details.current` when it moved). */
-export interface UserChange {
-  version: number;
-  admin?: boolean;
-  roles?: Roles;
-  password?: string;
-}
+export type UserChange = UserChangeBody;
 
 export const updateUser = (name: string, change: UserChange) => api<UserAnswer>(`/users/${seg(name)}`, { method: 'PUT', body: change });
 

@@ -31,6 +31,9 @@ export const AuditEntrySchema = Type.Object({
   after: Type.Optional(Type.Unknown()),
   details: Type.Optional(Type.Unknown()),
 });
+/** A page of `GET /audit`. */
+export const AuditListSchema = Type.Object({ entries: Type.Array(AuditEntrySchema), next: Type.Optional(Type.Integer({ description: 'the id to pass as before for the next page' })) });
+
 
 export const auditRoutes: ConsoleRoutes = async (app, ctx) => {
   const accounts = accountsOf(ctx.cache);
@@ -46,7 +49,7 @@ export const auditRoutes: ConsoleRoutes = async (app, ctx) => {
         limit: Type.Integer({ minimum: 1, maximum: AUDIT_PAGE_MAX, default: AUDIT_PAGE_DEFAULT }),
         before: Type.Optional(Type.Integer({ minimum: 0, description: 'only entries older than this id (the previous page\'s next)' })),
       }, { additionalProperties: false }),
-      response: { 200: Type.Object({ entries: Type.Array(AuditEntrySchema), next: Type.Optional(Type.Integer({ description: 'the id to pass as before for the next page' })) }) },
+      response: { 200: AuditListSchema },
     },
     config: { access: { level: 'user' } },
   }, async (request) => {

@@ -24,6 +24,8 @@ export const EXECUTOR_STATES = ['online', 'drained', 'offline'] as const;
 /** An executor's state: online (taking shards), drained (online, taking none), offline. */
 export type ExecutorState = (typeof EXECUTOR_STATES)[number];
 
+/** The answer of drain and undrain. */
+export const DrainAnswerSchema = Type.Object({ executor: Type.String(), drained: Type.Boolean(), changed: Type.Boolean({ description: 'false when it already was' }) });
 export const ExecutorSummarySchema = Type.Object({
   name: Type.String(),
   state: Type.Union(EXECUTOR_STATES.map((s) => Type.Literal(s))),
@@ -152,7 +154,7 @@ export const executorRoutes: ConsoleRoutes = async (app, ctx) => {
         tags: ['executors'],
         summary: noTraffic ? 'Drain an executor: it gets no shards and loses its own (its runs finish)' : 'Undrain an executor: it takes shards again',
         params: ExecutorParams,
-        response: { 200: Type.Object({ executor: Type.String(), drained: Type.Boolean(), changed: Type.Boolean({ description: 'false when it already was' }) }) },
+        response: { 200: DrainAnswerSchema },
       },
       config: { access: { level: 'operator' } },
     }, async (request) => {

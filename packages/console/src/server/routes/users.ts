@@ -18,6 +18,10 @@ const PasswordSchema = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: 
 const UserParams = Type.Object({ user: UserNameSchema }, { additionalProperties: false });
 
 /** A user as the API shows it (never a password or its hash). */
+/** The body of `POST /users`. */
+export const NewUserBodySchema = Type.Object({ name: UserNameSchema, password: PasswordSchema, admin: Type.Optional(Type.Boolean()), roles: Type.Optional(RolesSchema) }, { additionalProperties: false });
+/** The body of `PUT /users/:user` (compare-and-set on `version`). */
+export const UserChangeBodySchema = Type.Object({ version: Type.Integer({ minimum: 0 }), admin: Type.Optional(Type.Boolean()), roles: Type.Optional(RolesSchema), password: Type.Optional(PasswordSchema) }, { additionalProperties: false });
 export const UserSchema = Type.Object({
   name: Type.String(),
   admin: Type.Boolean(),
@@ -43,7 +47,7 @@ export const userRoutes: ConsoleRoutes = async (app, ctx) => {
     schema: {
       tags: ['users'],
       summary: 'Create a user (admin)',
-      body: Type.Object({ name: UserNameSchema, password: PasswordSchema, admin: Type.Optional(Type.Boolean()), roles: Type.Optional(RolesSchema) }, { additionalProperties: false }),
+      body: NewUserBodySchema,
       response: { 201: UserSchema },
     },
     config: { access: { level: 'admin' } },
@@ -70,7 +74,7 @@ export const userRoutes: ConsoleRoutes = async (app, ctx) => {
       tags: ['users'],
       summary: "Change a user's admin flag, roles or password (admin; compare-and-set: send the version you read). A new password ends the user's sessions",
       params: UserParams,
-      body: Type.Object({ version: Type.Integer({ minimum: 0 }), admin: Type.Optional(Type.Boolean()), roles: Type.Optional(RolesSchema), password: Type.Optional(PasswordSchema) }, { additionalProperties: false }),
+      body: UserChangeBodySchema,
       response: { 200: UserSchema },
     },
     config: { access: { level: 'admin' } },
