@@ -164,7 +164,7 @@ const base = {
   'jobs.more': 'More',
   'jobs.moreFor': 'More actions on {name}',
   'jobs.cancel': 'Cancel',
-  'jobs.dialog.close': 'Close',
+  'dialog.close': 'Close',
   'jobs.diff.field': 'Field',
   'jobs.diff.absent': '(not set)',
   'jobs.diff.empty': '(empty)',

@@ -162,7 +162,7 @@ const base = {
   'jobs.more': '更多',
   'jobs.moreFor': '对 {name} 的更多操作',
   'jobs.cancel': '取消',
-  'jobs.dialog.close': '关闭',
+  'dialog.close': '关闭',
   'jobs.diff.field': '字段',
   'jobs.diff.absent': '（未设置）',
   'jobs.diff.empty': '（空）',

@@ -15,7 +15,7 @@ import { Badge, type Tone } from '../../ui/Badge';
 import { Empty, ErrorState, Loading, Notice, useErrorMessage } from '../../ui/states';
 import { reasonLabel } from '../assignment/reasons';
 import { nsKeys } from '../namespaces/queries';
-import { Modal } from './Modal';
+import { Dialog } from '../../ui/Dialog';
 import { executorKeys, executorsQuery, groupMoves, itemsText, previewAssignment, removeExecutor, setDrained } from './queries';
 import './executors.css';
 
@@ -168,7 +168,7 @@ export function ExecutorsView({ namespace }: { namespace: string }) {
         </div>
       )}
       {open?.kind === 'drain' && (
-        <Modal
+        <Dialog
           title={t('executors.drain.title', { name: open.executor })}
           size="wide"
           onClose={close}
@@ -202,10 +202,10 @@ export function ExecutorsView({ namespace }: { namespace: string }) {
               {message(drain.error)}
             </p>
           )}
-        </Modal>
+        </Dialog>
       )}
       {open?.kind === 'remove' && (
-        <Modal
+        <Dialog
           title={t('executors.remove.title', { name: open.executor })}
           role="alertdialog"
           onClose={close}
@@ -227,7 +227,7 @@ export function ExecutorsView({ namespace }: { namespace: string }) {
               {message(remove.error)}
             </p>
           )}
-        </Modal>
+        </Dialog>
       )}
     </section>
   );

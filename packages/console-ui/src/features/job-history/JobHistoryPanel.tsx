@@ -14,7 +14,7 @@ import { useI18n } from '../../i18n/I18nProvider';
 import { Badge } from '../../ui/Badge';
 import { Empty, ErrorState, Loading, Notice, useErrorMessage } from '../../ui/states';
 import { nsKeys } from '../namespaces/queries';
-import { Dialog } from '../jobs/Dialog';
+import { Dialog } from '../../ui/Dialog';
 import { DiffTable } from '../jobs/DiffTable';
 import { jobKeys } from '../jobs/queries';
 import { diffQuery, historyQuery, rollbackJob } from './queries';

@@ -11,7 +11,7 @@ import type { JobListItem } from '../../api/types';
 import { useI18n } from '../../i18n/I18nProvider';
 import { Badge, type Tone } from '../../ui/Badge';
 import { useErrorMessage } from '../../ui/states';
-import { Dialog } from './Dialog';
+import { Dialog } from '../../ui/Dialog';
 import { DiffTable } from './DiffTable';
 import { MenuButton } from './MenuButton';
 import { BATCH_CHUNK, batchJobs, copyJob, deleteJob } from './queries';

@@ -12,7 +12,7 @@ import { useSession } from '../../auth/session';
 import { useI18n } from '../../i18n/I18nProvider';
 import { Badge } from '../../ui/Badge';
 import { Empty, ErrorState, Loading, Notice, useErrorMessage } from '../../ui/states';
-import { Modal } from '../executors/Modal';
+import { Dialog } from '../../ui/Dialog';
 import { DEFAULT_DAYS, TOKEN_MAX_DAYS, TOKEN_NAME_MAX, createToken, myTokensQuery, revokeToken, tokensKeys, type CreatedToken } from './queries';
 import './tokens.css';
 
@@ -251,7 +251,7 @@ function RevokeModal({ token, onClose, onRevoked }: { token: TokenAnswer; onClos
     },
   });
   return (
-    <Modal
+    <Dialog
       title={t('tokens.revokeTitle', { name: token.name })}
       role="alertdialog"
       onClose={onClose}
@@ -273,6 +273,6 @@ function RevokeModal({ token, onClose, onRevoked }: { token: TokenAnswer; onClos
           {message(revoke.error)}
         </p>
       )}
-    </Modal>
+    </Dialog>
   );
 }

@@ -13,7 +13,7 @@ import { sessionKeys, useSession } from '../../auth/session';
 import { useI18n } from '../../i18n/I18nProvider';
 import { Badge } from '../../ui/Badge';
 import { Empty, ErrorState, Loading, Notice, useErrorMessage } from '../../ui/states';
-import { Modal } from '../executors/Modal';
+import { Dialog } from '../../ui/Dialog';
 import { namespacesQuery } from '../namespaces/queries';
 import { PASSWORD_MAX, PASSWORD_MIN, USER_NAME_PATTERN, createUser, deleteUser, rolesOf, rowsOf, updateUser, usersKeys, usersQuery, type RoleRow } from './queries';
 import './users.css';
@@ -340,7 +340,7 @@ function EditUserModal({ user, onClose, onSaved }: { user: UserAnswer; onClose: 
   };
   const self = user.name === principal.user;
   return (
-    <Modal
+    <Dialog
       title={t('users.editTitle', { name: user.name })}
       onClose={onClose}
       busy={save.isPending}
@@ -372,7 +372,7 @@ function EditUserModal({ user, onClose, onSaved }: { user: UserAnswer; onClose: 
         {self && base.admin && !admin && <p className="field-warning">{t('users.selfUnadmin')}</p>}
         <RolesEditor rows={rows} onChange={setRows} problems={tried && !roles.ok ? roles.problems : []} />
       </form>
-    </Modal>
+    </Dialog>
   );
 }
 
@@ -406,7 +406,7 @@ function PasswordModal({ user, onClose, onSaved }: { user: UserAnswer; onClose: 
     save.mutate({ version, password });
   };
   return (
-    <Modal
+    <Dialog
       title={t('users.passwordTitle', { name: user.name })}
       onClose={onClose}
       busy={save.isPending}
@@ -454,7 +454,7 @@ function PasswordModal({ user, onClose, onSaved }: { user: UserAnswer; onClose: 
           </p>
         )}
       </form>
-    </Modal>
+    </Dialog>
   );
 }
 
@@ -480,7 +480,7 @@ function DeleteUserModal({ user, onClose, onDeleted }: { user: UserAnswer; onClo
     },
   });
   return (
-    <Modal
+    <Dialog
       title={t('users.deleteTitle', { name: user.name })}
       role="alertdialog"
       onClose={onClose}
@@ -503,6 +503,6 @@ function DeleteUserModal({ user, onClose, onDeleted }: { user: UserAnswer; onClo
           {currentOf(remove.error) ? t('users.deleteConflict', { name: user.name }) : message(remove.error)}
         </p>
       )}
-    </Modal>
+    </Dialog>
   );
 }

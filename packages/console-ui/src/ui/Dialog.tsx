@@ -1,18 +1,17 @@
 /**
- * A modal dialog for the confirmations and small forms of the executors, users and tokens pages
- * (drain with its preview, remove, delete, reset password, revoke): labelled by its title,
+ * The console's one modal dialog, for confirmations and small forms (copy, delete, import,
+ * rollback, drain with its preview, reset password, revoke): labelled by its title,
  * described by `description` when given, focus moved in on open (the first field, else the first
  * button — or `initialFocus`) and back to where it was on close, Tab kept inside, Escape and the
  * backdrop close it unless `busy`. A plain element with `role="dialog"` rather than
  * `<dialog>.showModal()`, so it behaves the same in every browser and in the test DOM.
  */
 import { useEffect, useId, useRef, type KeyboardEvent, type ReactNode } from 'react';
-import { useI18n } from '../../i18n/I18nProvider';
-import './modal.css';
+import { useI18n } from '../i18n/I18nProvider';
 
 const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
-export interface ModalProps {
+export interface DialogProps {
   title: string;
   onClose: () => void;
   children: ReactNode;
@@ -20,13 +19,13 @@ export interface ModalProps {
   actions: ReactNode;
   /** While true, Escape, the backdrop and × do not close it (a request is in flight). */
   busy?: boolean;
-  /** `wide` for tables (the drain preview). */
+  /** `wide` for tables and side-by-side content (the drain preview, diffs, documents). */
   size?: 'normal' | 'wide';
   /** `alertdialog` for a destructive confirmation. */
   role?: 'dialog' | 'alertdialog';
 }
 
-export function Modal({ title, onClose, children, actions, busy = false, size = 'normal', role = 'dialog' }: ModalProps) {
+export function Dialog({ title, onClose, children, actions, busy = false, size = 'normal', role = 'dialog' }: DialogProps) {
   const { t } = useI18n();
   const id = useId();
   const ref = useRef<HTMLDivElement>(null);
@@ -40,8 +39,8 @@ export function Modal({ title, onClose, children, actions, busy = false, size = 
     const box = ref.current;
     const first =
       box?.querySelector<HTMLElement>('[data-autofocus]') ??
-      box?.querySelector<HTMLElement>('.modal-body input:not([disabled]), .modal-body textarea:not([disabled]), .modal-body select:not([disabled])') ??
-      box?.querySelector<HTMLElement>('.modal-actions button:not([disabled])');
+      box?.querySelector<HTMLElement>('.dialog-body input:not([disabled]), .dialog-body textarea:not([disabled]), .dialog-body select:not([disabled])') ??
+      box?.querySelector<HTMLElement>('.dialog-actions button:not([disabled])');
     (first ?? box)?.focus();
     return () => {
       if (opener?.isConnected) opener.focus();
@@ -70,14 +69,14 @@ export function Modal({ title, onClose, children, actions, busy = false, size = 
 
   return (
     <div
-      className="modal-backdrop"
+      className="dialog-backdrop"
       onMouseDown={(event) => {
         if (event.target === event.currentTarget && !busyRef.current) closeRef.current();
       }}
     >
       <div
         ref={ref}
-        className={`modal modal-${size}`}
+        className={`dialog dialog-${size}`}
         role={role}
         aria-modal="true"
         aria-labelledby={`${id}-title`}
@@ -86,16 +85,16 @@ export function Modal({ title, onClose, children, actions, busy = false, size = 
         tabIndex={-1}
         onKeyDown={onKeyDown}
       >
-        <div className="modal-head">
+        <div className="dialog-head">
           <h2 id={`${id}-title`}>{title}</h2>
-          <button type="button" className="link modal-close" aria-label={t('executors.modal.close')} onClick={onClose} disabled={busy}>
+          <button type="button" className="link dialog-close" aria-label={t('dialog.close')} onClick={onClose} disabled={busy}>
             ×
           </button>
         </div>
-        <div className="modal-body" id={`${id}-body`}>
+        <div className="dialog-body" id={`${id}-body`}>
           {children}
         </div>
-        <div className="modal-actions">{actions}</div>
+        <div className="dialog-actions">{actions}</div>
       </div>
     </div>
   );
