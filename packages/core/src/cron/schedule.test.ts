@@ -123,5 +123,32 @@ describe('next fire time', () => {
       expect(performance.now() - t0).toBeLessThan(2000);
       expect(s.isPaused(at('2026-03-03T03:03:03Z'))).toBe(true);
     });
+
+    it.each([
+      // The nightly pause: the hourly fires it suppresses, and only those.
+      [{ cron: '0 * * * *', pausePeriodTime: '23:00-01:59' }, '2026-01-01T21:30:00Z', '2026-01-02T03:00:00Z', ['2026-01-01T23:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-02T01:00:00.000Z']],
+      // No pause period: nothing is paused.
+      [{ cron: '0 * * * *' }, '2026-01-01T21:30:00Z', '2026-01-02T03:00:00Z', []],
+      // In the job's zone (Berlin 09:00–09:59 is 08:00–08:59Z in winter).
+      [{ cron: '0 */30 * * * *', timeZone: 'Europe/Berlin', pausePeriodTime: '09:00-09:59' }, '2026-01-05T07:45:00Z', '2026-01-05T09:00:00Z', ['2026-01-05T08:00:00.000Z', '2026-01-05T08:30:00.000Z']],
+    ])('pausedBetween %o (%s, %s]', (spec, after, until, expected) => {
+      const s = createSchedule(spec);
+      expect(s.pausedBetween(at(after), at(until)).map(iso)).toEqual(expected);
+    });
+
+    it('pausedBetween and between together are every match, each once (property)', () => {
+      const s = createSchedule({ cron: '*/10 * * * * *', pausePeriodTime: '00:01-00:02' });
+      const plain = createSchedule({ cron: '*/10 * * * * *' });
+      fc.assert(fc.property(fc.integer({ min: 0, max: 600_000 }), fc.integer({ min: 0, max: 400_000 }), (offset, span) => {
+        const from = at('2026-01-01T00:00:00Z') + offset;
+        const all = [...s.between(from, from + span), ...s.pausedBetween(from, from + span)].sort((a, b) => a - b);
+        expect(all).toEqual(plain.between(from, from + span));
+      }));
+    });
+
+    it('pausedBetween stops at its limit', () => {
+      const s = createSchedule({ cron: '* * * * * *', pausePeriodDate: '01/01-06/30' });
+      expect(s.pausedBetween(at('2026-01-01T00:00:00Z'), at('2026-01-02T00:00:00Z'), 5)).toHaveLength(5);
+    });
   });
 });

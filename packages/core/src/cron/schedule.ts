@@ -32,6 +32,12 @@ export interface Schedule {
   between(afterMs: number, untilMs: number, limit?: number): number[];
   /** True when instant `ms` falls in the pause periods. */
   isPaused(ms: number): boolean;
+  /**
+   * The fire times in (`afterMs`, `untilMs`] that the cron expression matches but the pause periods
+   * suppress (so a scheduler can report them), at most `limit` (default 10 000). Empty without pause
+   * periods. Each costs one step of the cron iterator.
+   */
+  pausedBetween(afterMs: number, untilMs: number, limit?: number): number[];
 }
 
 /** Problems with a cron expression (empty when valid). */
@@ -112,6 +118,26 @@ export function createSchedule(spec: ScheduleSpec): Schedule {
     },
     isPaused(ms) {
       return isPaused(pauses, wallTime(ms, timeZone));
+    },
+    pausedBetween(afterMs, untilMs, limit = 10_000) {
+      const out: number[] = [];
+      if (pauses.dates.length === 0 && pauses.times.length === 0) return out;
+      const after = Math.floor(afterMs);
+      let cursor = wallAsUtc(wallTime(after, timeZone));
+      for (let step = 0; step < MAX_STEPS && out.length < limit; step += 1) {
+        let candidate: number;
+        try {
+          candidate = nextWall(cursor);
+        } catch {
+          break;
+        }
+        cursor = candidate;
+        const instant = wallToInstant(candidate, timeZone);
+        if (instant <= after) continue;
+        if (instant > untilMs) break;
+        if (isPaused(pauses, utcAsWall(candidate)) && out.at(-1) !== instant) out.push(instant);
+      }
+      return out;
     },
   };
   return schedule;
