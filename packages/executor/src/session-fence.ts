@@ -17,6 +17,12 @@
  *
  * Times are on the monotonic clock shared by every process of the host (`process.hrtime`), so a
  * wall-clock step cannot fence or unfence anything.
+ *
+ * When the executor process dies and its host lives (`kill -9`, OOM), the guard kills its job
+ * groups, waits until they are dead, and then closes the dead executor's session itself, so its
+ * shards fail over at once (the safety argument is in fence-guard.mjs). For that the fence sends the
+ * guard every new session's id and password — over IPC only; the password is never logged — and a
+ * clean {@link SessionFence.close} says goodbye first, so the guard leaves the session alone.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +84,22 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
     if (guard?.connected) guard.send(message as object, () => undefined);
   };
 
+  /** Tells the guard the session it would close if the executor died (none when it is lost). */
+  function sendSession(): void {
+    if (!guard || zk.phase !== 'connected') {
+      toGuard({ type: 'session', sessionId: null });
+      return;
+    }
+    let credentials: { clientId: string; password: string };
+    try {
+      credentials = zk.sessionCredentials();
+    } catch {
+      toGuard({ type: 'session', sessionId: null });
+      return;
+    }
+    toGuard({ type: 'session', connect: zk.options.connect, timeoutMs: zk.sessionTimeoutMs, sessionId: credentials.clientId, password: credentials.password });
+  }
+
   function fence(reason: 'deadline' | 'session-lost', graceMs: number): void {
     logger.warn({ reason, graceMs }, 'self-fencing: stopping every run (the ZooKeeper session may expire)');
     options.onFence(reason, graceMs);
@@ -135,6 +157,7 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
           guard!.once('exit', () => resolve());
         });
         for (const pgid of tracked) toGuard({ type: 'track', pgid });
+        sendSession();
         logger.info({ pid: guard.pid }, 'fence guard started');
       }
       offs.push(zk.on('state', (s) => {
@@ -142,11 +165,13 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
           // The session is gone (or must be taken as gone): whatever still runs for it is stale.
           deadline = undefined;
           toGuard({ type: 'deadline', at: null });
+          toGuard({ type: 'session', sessionId: null });
           armFence();
           fence('session-lost', 0);
         }
       }));
       offs.push(zk.on('session', () => {
+        sendSession();
         fencedFor = undefined;
         if (probeTimer) clearTimeout(probeTimer);
         void probe();
@@ -177,9 +202,10 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
       guard = undefined;
       if (g && g.exitCode === null && g.signalCode === null) {
         const exited = new Promise<void>((resolve) => g.once('exit', () => resolve()));
-        // Disarmed first: what is still tracked now is the executor's to stop, not the guard's.
+        // Goodbye first: what is still tracked now is the executor's to stop, not the guard's, and
+        // the session is the executor's to close — the guard exits without touching either.
         if (g.connected) {
-          g.send({ type: 'deadline', at: null });
+          g.send({ type: 'goodbye' });
           g.kill('SIGTERM');
         }
         await exited;
