@@ -14,6 +14,8 @@ import { assertLedger, everySecond, ledgerJob, liveGroupMembers, startWebhookRec
 
 const zkConnect = inject('zkConnect');
 const SESSION_MS = 3000;
+/** The victim's session timeout where the guard must close the session (far longer than any wait on the failover). */
+const GUARD_TEST_SESSION_S = 30;
 
 let cluster: Cluster | undefined;
 let hook: WebhookReceiver | undefined;
@@ -71,6 +73,70 @@ describe('chaos', () => {
       expect(hook!.bodies).toContainEqual(expect.objectContaining({ kind: 'executor-lost', namespace: NS, executor: victim }));
       expect(hook!.bodies).toContainEqual(expect.objectContaining({ kind: 'failover', namespace: NS, job: 'chaos', item: run.item, crashedExecutor: victim }));
     });
+  });
+
+  it('kill -9 of the executor process alone (its host lives): its guard kills its runs and closes its session, every crashed fire is re-run elsewhere long before the session timeout, nothing overlaps', async () => {
+    const c = (cluster = await startCluster('chaos-guard-close', zkConnect));
+    const ledger = join(c.dir, 'ledger.txt');
+    // The victim's session timeout is 30 s: a failover before that can only come from its guard
+    // closing the session (the survivors keep the suite's 3 s).
+    const victim = await c.startExecutor('victim', ['--session-timeout', String(GUARD_TEST_SESSION_S)]);
+    await c.startExecutor('s1');
+    await c.startExecutor('s2');
+    await c.startAllocator();
+    await c.waitMembers(3);
+    // Long runs (8 s) every 10 s, six shards: the victim runs two of them when it dies.
+    await c.apply(ledgerJob('long', ledger, { cron: '*/10 * * * * *', shardingTotalCount: 6, seconds: 8 }));
+    await c.waitApplied('long');
+    const session = (await c.zk.exists(paths.executorPresence(NS, 'victim')))!.ephemeralOwner;
+    const first = await waitRunning(ledger, 'victim', 25_000);
+    // Every shard the victim owns is under way in this fire.
+    const owned = (await c.assignment('long'))!.items['victim'] ?? [];
+    expect(owned.length).toBeGreaterThan(0);
+    let crashed: ReturnType<typeof readLedger>['runs'] = [];
+    await eventually(() => {
+      crashed = readLedger(ledger).runs.filter((r) => r.executor === 'victim' && r.fireTime === first.fireTime && !r.ended);
+      expect(crashed.map((r) => r.item).sort()).toEqual([...owned].sort());
+    }, { timeoutMs: 3000, intervalMs: 20 });
+    const presenceGone = new Promise<void>((resolve, reject) => {
+      const check = (): void => void c.zk.exists(paths.executorPresence(NS, 'victim'), () => check()).then((stat) => { if (!stat || stat.ephemeralOwner !== session) resolve(); }, reject);
+      check();
+    });
+    const killedAt = Date.now();
+    victim.kill('SIGKILL');
+    // The one timing bound that proves the mechanism: every deadline below is shorter than the
+    // victim's 30 s session timeout, so the session cannot have ended by expiry.
+    await presenceGone;
+    const reruns: typeof crashed = [];
+    await eventually(() => {
+      reruns.length = 0;
+      for (const run of crashed) {
+        const rerun = readLedger(ledger).runs.find((r) => r.trigger === 'failover' && r.item === run.item && r.fireTime === run.fireTime);
+        expect(rerun, `re-run of item ${run.item}`).toBeDefined();
+        expect(rerun!.executor).not.toBe('victim');
+        reruns.push(rerun!);
+      }
+    }, { timeoutMs: GUARD_TEST_SESSION_S * 1000 / 3, intervalMs: 20 });
+    // The guard said what it did, in this order (its stderr is the dead executor's).
+    const said = victim.lines.filter((l) => l.includes('"name":"fence-guard"')).map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(said).toEqual([
+      'the executor died: killed its job process groups',
+      'every job process is gone',
+      "closed the dead executor's ZooKeeper session",
+    ]);
+    const lastRerun = Math.max(...reruns.map((r) => r.start));
+    console.log(`[chaos] guard closed the session: ${crashed.length} crashed fire(s) re-run ${reruns.map((r) => Math.round(r.start - killedAt)).join(', ')} ms after the kill`);
+    await waitUntil(lastRerun + 9000);
+    await c.close();
+    cluster = undefined;
+    // No run of the dead executor was alive when its re-run started (the ledger's overlap oracle).
+    const report = assertLedger(ledger, [], [], 'kill -9 of the executor process alone (guard closes the session)');
+    expect(report.failoverReruns).toBeGreaterThanOrEqual(crashed.length);
+    for (const run of crashed) {
+      const dead = readLedger(ledger).runs.find((r) => r.runId === run.runId)!;
+      expect(dead.ended).toBe(false);
+      expect(dead.lastSeen).toBeLessThan(reruns.find((r) => r.item === run.item)!.start);
+    }
   });
 
   it('an executor black-holed past its session timeout stops its shard before another executor re-runs it', async () => {
@@ -364,6 +430,9 @@ describe('chaos: executors leaving and coming back', () => {
     console.log(`[chaos] graceful shutdown: idle shards handed over in ${handoffMs} ms`);
     expect(handoffMs).toBeLessThanOrEqual(1000);
     expect(await leaver.exited).toBe(0);
+    // A clean shutdown said goodbye to its fence guard: the guard killed nothing and closed no
+    // session (the executor closed its own, once).
+    expect(leaver.lines.filter((l) => l.includes('"name":"fence-guard"'))).toEqual([]);
     const finished = readLedger(ledger).runs.find((r) => r.runId === run.runId)!;
     expect(finished.ended).toBe(true);
     expect(finished.lastSeen).toBeGreaterThan(signalledAt);
@@ -380,6 +449,7 @@ describe('chaos: executors leaving and coming back', () => {
     stayer.kill('SIGTERM');
     expect(await stayer.exited).toBe(0);
     expect(Date.now() - secondAt).toBeLessThan(3000);
+    expect(stayer.lines.filter((l) => l.includes('"name":"fence-guard"'))).toEqual([]);
     const stopped = readLedger(ledger).runs.find((r) => r.runId === longRun.runId)!;
     expect(stopped.ended).toBe(false);
     expect(stopped.lastSeen - secondAt).toBeLessThan(500);
