@@ -10,8 +10,16 @@ export interface ExecutorEvents {
   'items:changed': { job: string; items: number[] };
   'run:started': { job: string; item: number; fireTime: number; runId: string; attempt: number; lateMs: number; trigger: RunRecord['trigger']; fencingToken: number };
   'run:finished': { job: string; item: number; fireTime: number; runId: string; status: RunStatus; recorded: boolean; attempt: number };
-  /** A fire that did not run here, and why. */
-  'fire:skipped': { job: string; item: number | undefined; fireTime: number; reason: 'misfire' | 'overlap' | 'already-ran' | 'raced' | 'not-connected' | 'failover-pending' | 'job-deleted' | 'bad-shard' };
+  /**
+   * A fire that did not run here, and why (`item` undefined: the whole fire, every item). Reasons:
+   * `pause-period` (the job's pause periods), `misfire` (too late for the misfire policy), `overlap`
+   * (the item was still running, or a waiting fire was replaced by a newer one), `disabled` (a queued,
+   * early, retried or requested run dropped because the job was disabled), `not-connected` (no live
+   * ZooKeeper session in time), `failover-pending` (a crashed run of the item is re-run first),
+   * `job-deleted`, `bad-shard` (the shard node holds invalid data), `already-ran` / `raced` (the claim
+   * found the fire run, or taken, by another executor).
+   */
+  'fire:skipped': { job: string; item: number | undefined; fireTime: number; reason: 'pause-period' | 'misfire' | 'overlap' | 'disabled' | 'already-ran' | 'raced' | 'not-connected' | 'failover-pending' | 'job-deleted' | 'bad-shard' };
   /** As job leader: a run of a dead session was marked for a failover re-run. */
   'failover:marked': { job: string; item: number; fireTime: number; executor: string; runId: string };
   /** Self-fencing stopped every run (the ZooKeeper session may expire, or did). */

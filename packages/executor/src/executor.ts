@@ -157,8 +157,6 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const registry = options.metrics ?? createMetrics();
   const metrics = createExecutorMetrics(registry);
   const emitter = createEmitter<ExecutorEvents>((e) => logger.error({ err: e }, 'event listener failed'));
-  // A fire that does not run is never silent: the admin sees which, and which policy or fault said so.
-  emitter.on('fire:skipped', ({ job, item, fireTime, reason }) => logger.info({ job, item, fireTime, reason }, 'fire skipped'));
   const zk = createZkClient({ connect: options.connect, root: options.root ?? '/orrery', sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: 60_000, metrics: registry, ...(options.zkAuth ? { auth: options.zkAuth } : {}) });
   const dataDir = options.dataDir ?? join(homedir(), '.local', 'state', 'orrery', namespace, name);
   const tmpDir = join(dataDir, 'tmp');

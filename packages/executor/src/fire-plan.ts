@@ -1,22 +1,21 @@
 /**
  * When to fire (pure): given a schedule, the last fire time handled and the clock, which fire time
- * (if any) runs now, and what was missed — the misfire policy made precise:
- * - a fire time reached at most `onTimeToleranceMs` late runs (that is lateness, not a misfire);
- * - fire times missed for longer (the executor was busy or down, or its shard just arrived): with
- *   `fire-once`, the **latest** of them runs once if it is at most `thresholdSeconds` late, the rest
- *   are skipped; with `skip`, all are skipped.
+ * (if any) runs now, and what was missed — the misfire rule (misfire-rule.ts) applied to a timer:
+ * - a fire time reached within its misfire window runs (on time: within the tolerance; `fire-once`:
+ *   within `thresholdSeconds`);
+ * - of several fire times missed (the executor was busy or down, or its shard just arrived) only
+ *   the **latest** may run; the rest are skipped.
+ * - fire times the pause periods suppress are listed apart (`paused`), so they can be reported.
  */
 import type { Schedule } from '@orrery/core';
+import { mayStillRun, ON_TIME_TOLERANCE_MS, type MisfirePolicy } from './misfire-rule.js';
 
-export interface MisfirePolicy {
-  policy: 'skip' | 'fire-once';
-  thresholdSeconds: number;
-}
+export { ON_TIME_TOLERANCE_MS, type MisfirePolicy } from './misfire-rule.js';
 
 export interface FirePlan {
   /** The fire time to run now, if any. */
   fire: number | undefined;
-  /** Fire times passed over (for metrics and logs). */
+  /** Fire times passed over as misfires (for metrics and logs). */
   skipped: number[];
   /** The new "handled up to" mark. */
   handledUntil: number;
@@ -24,18 +23,19 @@ export interface FirePlan {
   next: number | undefined;
 }
 
-/** Default: a fire reached within 1 s of its time is on time. */
-export const ON_TIME_TOLERANCE_MS = 1000;
+/** At most this many missed fire times are listed by one plan (an every-second job down for a day). */
+export const MAX_PLANNED_FIRES = 10_000;
 
 export function planFire(schedule: Schedule, handledUntil: number, now: number, misfire: MisfirePolicy, onTimeToleranceMs = ON_TIME_TOLERANCE_MS): FirePlan {
-  const due = schedule.between(handledUntil, now, 10_000);
+  const due = schedule.between(handledUntil, now, MAX_PLANNED_FIRES);
   if (due.length === 0) return { fire: undefined, skipped: [], handledUntil, next: schedule.next(handledUntil) };
   const latest = due.at(-1)!;
-  const lateMs = now - latest;
-  let fire: number | undefined;
-  if (due.length === 1 && lateMs <= onTimeToleranceMs) fire = latest;
-  else if (misfire.policy === 'fire-once' && lateMs <= misfire.thresholdSeconds * 1000) fire = latest;
-  else if (misfire.policy === 'skip' && lateMs <= onTimeToleranceMs) fire = latest;
+  const fire = mayStillRun(latest, now, misfire, onTimeToleranceMs) ? latest : undefined;
   const skipped = due.filter((t) => t !== fire);
   return { fire, skipped, handledUntil: latest, next: schedule.next(latest) };
+}
+
+/** The fire times the pause periods suppressed in (`after`, `now`] (reported as `pause-period`). */
+export function pausedFires(schedule: Schedule, after: number, now: number): number[] {
+  return schedule.pausedBetween(after, now, MAX_PLANNED_FIRES);
 }
