@@ -1,23 +1,32 @@
 /**
  * Failover benchmark: `kill -9` of the executor running a shard, until the re-run starts on a
- * survivor — split into detection (kill → the victim's presence is gone: its session expired),
+ * survivor — split into detection (kill → the victim's presence is gone: its session ended),
  * reassignment (→ the job's `applied` gives the item to a survivor) and start (→ the re-run's START
- * in the run ledger) — over many trials, at a given session timeout. And the graceful handoff:
- * SIGTERM of an executor until `applied` gives its idle shards to the other executor.
+ * in the run ledger) — over many trials, at a given session timeout, in two ways:
+ * - `process`: the executor process alone dies (its host lives): its fence guard kills the run,
+ *   waits until it is dead and closes the session itself — failover in about a second;
+ * - `host`: the executor, its guard and its job's processes die together (as when the host is
+ *   lost): the session ends only when the server expires it, a session timeout later.
+ * Every trial's runs are checked for overlap by the run ledger's oracle (the dead run still alive
+ * when its re-run starts). And the graceful handoff: SIGTERM of an executor until `applied` gives
+ * its idle shards to the other executor.
  */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createZkClient, encodeJson, parseJobConfig, paths, readJson, type ZkClient } from '@orrery/core';
 import { eventually, freePort, startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@orrery/core/testing';
 import { createNamespace, runCli } from '@orrery/console';
 import { startProcess, type RunningProcess } from '../src/processes.js';
-import { ledgerCommand, readLedger } from '../src/run-ledger.js';
+import { checkLedger, ledgerCommand, readLedger } from '../src/run-ledger.js';
 import { distribution, type Distribution } from './executor-bench.js';
 
 const NS = 'failover';
 
-export interface FailoverRow { sessionSeconds: number; trials: number; total: Distribution; detection: Distribution; reassignment: Distribution; start: Distribution }
+/** What dies in a trial: the executor process alone (its guard closes the session), or the executor and its guard (host-loss-like). */
+export type FailoverKill = 'process' | 'host';
+
+export interface FailoverRow { kill: FailoverKill; sessionSeconds: number; trials: number; total: Distribution; detection: Distribution; reassignment: Distribution; start: Distribution; overlaps: number }
 export interface HandoffRow { trials: number; handoff: Distribution }
 
 interface Bench {
@@ -87,9 +96,24 @@ function whenMoved(zk: ZkClient, job: string, item: number, victim: string): Pro
   });
 }
 
-/** `trials` kill -9 failovers at `sessionSeconds`. */
-export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: number, trials: number): Promise<FailoverRow> {
-  const b = await setup(server, `failover-${sessionSeconds}s`, sessionSeconds);
+/** The pid of the fence guard `executor` started (from its log line). */
+function guardPid(executor: RunningProcess): number {
+  const line = executor.lines.find((l) => l.includes('"msg":"fence guard started"'));
+  const pid = Number(/"pid":(\d+),"msg":"fence guard started"/.exec(line ?? '')?.[1]);
+  if (!(pid > 0)) throw new Error('no fence guard pid in the executor\'s log');
+  return pid;
+}
+
+/** The process groups an executor's orphan records (`<data-dir>/pgroups/`) name: its job runs in progress. */
+function recordedGroups(dataDir: string): number[] {
+  const dir = join(dataDir, 'pgroups');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).map((f) => Number(/^(\d+)\.json$/.exec(f)?.[1])).filter((pgid) => pgid > 1);
+}
+
+/** `trials` kill -9 failovers at `sessionSeconds`, killing the executor alone or with its guard. */
+export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: number, trials: number, kill: FailoverKill = 'host'): Promise<FailoverRow> {
+  const b = await setup(server, `failover-${kill}-${sessionSeconds}s`, sessionSeconds);
   const ledger = join(b.dir, 'ledger.txt');
   const names = ['fo-a', 'fo-b', 'fo-c'];
   const totals: number[] = [];
@@ -117,8 +141,21 @@ export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: nu
       const runsBefore = readLedger(ledger).runs.length;
       const gone = whenGone(b.zk, paths.executorPresence(NS, victim));
       const moved = whenMoved(b.zk, job.name, 0, victim);
+      const victimProcess = b.executors.get(victim)!;
+      // Host-loss-like: the guard and the job's processes die with the executor (a lost host takes
+      // all of them), so nothing is left to close the session — it expires.
+      if (kill === 'host') {
+        process.kill(guardPid(victimProcess), 'SIGKILL');
+        for (const pgid of recordedGroups(join(b.dir, victim))) {
+          try {
+            process.kill(-pgid, 'SIGKILL');
+          } catch {
+            // gone already
+          }
+        }
+      }
       const killedAt = Date.now();
-      b.executors.get(victim)!.kill('SIGKILL');
+      victimProcess.kill('SIGKILL');
       const detectedAt = await gone;
       const movedAt = await moved;
       let startedAt = 0;
@@ -138,7 +175,9 @@ export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: nu
   } finally {
     await b.close();
   }
-  return { sessionSeconds, trials, total: distribution(totals), detection: distribution(detection), reassignment: distribution(reassignment), start: distribution(start) };
+  // Each trial's dead run against its re-run (and every run against the next): the oracle's overlaps.
+  const overlaps = checkLedger(readLedger(ledger).runs, [], []).overlaps.length;
+  return { kill, sessionSeconds, trials, total: distribution(totals), detection: distribution(detection), reassignment: distribution(reassignment), start: distribution(start), overlaps };
 }
 
 /** `trials` graceful shutdowns: SIGTERM until `applied` gives the leaver's idle shards to the other executor. */
@@ -175,7 +214,7 @@ export async function runFailoverBench(trials = 20): Promise<{ rows: FailoverRow
   const tickMs = 500;
   const server = await startZooKeeper({ tickTimeMs: tickMs, fastStart: false });
   try {
-    const rows = [await failoverTrials(server, 10, trials), await failoverTrials(server, 2, trials)];
+    const rows = [await failoverTrials(server, 10, trials, 'process'), await failoverTrials(server, 10, trials, 'host'), await failoverTrials(server, 2, trials, 'host')];
     const handoff = await handoffTrials(server, 10);
     return { rows, handoff, tickMs };
   } finally {
