@@ -53,6 +53,8 @@ const MAX_SESSION_TIMEOUT_MS = 10 * 60_000;
 const LEVEL = { info: 30, warn: 40, error: 50 };
 
 const tracked = new Set();
+/** Groups killed at a fence deadline, until seen gone: a death right after must wait for them too. */
+const fencedGroups = new Set();
 let deadline = null;
 let timer;
 /** The executor's current session: `{connect, timeoutMs, sessionId, password}`, or null. */
@@ -181,7 +183,7 @@ async function executorGone() {
     log('info', {}, 'no live ZooKeeper session to close');
     return;
   }
-  if (!(await waitGroupsGone(pgids))) {
+  if (!(await waitGroupsGone([...pgids, ...fencedGroups]))) {
     log('error', { groups: pgids.length, waitedMs: now() - goneAt }, 'job processes outlived SIGKILL: leaving the session to expire on its own');
     return;
   }
@@ -212,6 +214,7 @@ function arm() {
   // Past the deadline with no newer word from the executor: fence (kill only — it may be alive).
   deadline = null;
   const pgids = killAll();
+  for (const pgid of pgids) fencedGroups.add(pgid);
   if (pgids.length > 0) {
     log('warn', { groups: pgids.length }, 'fence deadline passed: killed the executor\'s job process groups');
     if (process.connected) process.send({ type: 'fenced', pgids });
@@ -234,6 +237,8 @@ process.stderr.on('error', () => undefined);
 process.on('message', (m) => {
   if (leaving || typeof m !== 'object' || m === null) return;
   if (m.type === 'deadline') {
+    // Forget fenced groups seen gone (a pgid could be reused later by an unrelated group).
+    for (const pgid of fencedGroups) if (liveMembers([pgid]) === 0) fencedGroups.delete(pgid);
     deadline = typeof m.at === 'number' && Number.isFinite(m.at) ? m.at : null;
     arm();
   } else if (m.type === 'track') {

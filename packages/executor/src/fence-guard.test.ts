@@ -118,6 +118,30 @@ describe('fence guard', () => {
     expect(guard.lines.join('\n')).not.toContain(password);
   });
 
+  it('at the fence deadline it only kills (the executor may be alive); the session is closed only once the executor is gone', async () => {
+    const admin = await client();
+    const executor = await client();
+    await executor.create('/presence-3', null, 'ephemeral');
+    const pgid = startGroup();
+    await eventually(() => expect(liveMembers(pgid).length).toBe(3));
+    const guard = await startGuard();
+    const { clientId, password } = executor.sessionCredentials();
+    await send(guard, { type: 'track', pgid });
+    await send(guard, { type: 'session', connect: zkConnect, timeoutMs: executor.sessionTimeoutMs, sessionId: clientId, password });
+    const fenced = new Promise<unknown>((resolve) => guard.child.on('message', (m) => resolve(m)));
+    await send(guard, { type: 'deadline', at: Number(process.hrtime.bigint() / 1_000_000n) + 50 });
+    expect(await fenced).toEqual({ type: 'fenced', pgids: [pgid] });
+    await eventually(() => expect(liveMembers(pgid)).toEqual([]));
+    expect(msgs(guard)).toEqual(["fence deadline passed: killed the executor's job process groups"]);
+    // The session is still the executor's.
+    expect(await admin.exists('/presence-3')).not.toBeNull();
+    expect(guard.child.exitCode).toBeNull();
+    guard.child.disconnect();
+    expect(await guard.exited).toBe(0);
+    await eventually(async () => expect(await admin.exists('/presence-3')).toBeNull(), { timeoutMs: 10_000 });
+    expect(msgs(guard).at(-1)).toBe("closed the dead executor's ZooKeeper session");
+  });
+
   it('after a goodbye it exits and touches neither the groups nor the session', async () => {
     const admin = await client();
     const executor = await client();
