@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { SHARD_MESSAGE_MAX_BYTES } from '@orrery/core';
 import { failureMessage, lastNonEmptyLine } from './run-message.js';
 
@@ -9,12 +10,15 @@ describe('failureMessage', () => {
     ['empty stderr: the exit code', '', 127, null, 'exit code 127'],
     ['blank stderr: the exit code', '\n  \n\t\n', 1, null, 'exit code 1'],
     ['empty stderr, killed: the signal', '', null, 'SIGKILL', 'killed by SIGKILL'],
-    ['one line', 'sh: 1: foo: not found\n', 127, null, 'sh: 1: foo: not found'],
-    ['multi-line: the last non-empty line', 'token=s3cr3t-1-value\nwarming up\nfatal: upstream said no  \n\n', 1, null, 'fatal: upstream said no'],
-    ['CRLF lines', 'first\r\nsecond\r\n', 1, null, 'second'],
-    ['a line without a newline at the end', 'a\nb', 2, null, 'b'],
-    ['killed, with stderr: the line', 'Terminated\n', null, 'SIGTERM', 'Terminated'],
-    ['leading blanks are kept', '  at main (x.js:1:1)\n', 1, null, '  at main (x.js:1:1)'],
+    ['one line', 'sh: 1: nosuch: not found\n', 127, null, 'exit code 127: sh: 1: nosuch: not found'],
+    ['multi-line: the last non-empty line', 'token=s3cr3t-1-value\nwarming up\nfatal: upstream said no  \n\n', 1, null, 'exit code 1: fatal: upstream said no'],
+    ['CRLF lines', 'first\r\nsecond\r\n', 1, null, 'exit code 1: second'],
+    ['a lone CR ends a line (a progress bar)', '10%\r50%\rfailed at 50%\r', 1, null, 'exit code 1: failed at 50%'],
+    ['a line without a newline at the end', 'a\nb', 2, null, 'exit code 2: b'],
+    ['killed, with stderr: the signal and the line', 'Terminated\n', null, 'SIGTERM', 'killed by SIGTERM: Terminated'],
+    ['blanks around the line are trimmed', '  \tat main (x.js:1:1)  \n', 1, null, 'exit code 1: at main (x.js:1:1)'],
+    ['control characters become blanks', '\u001b[31merror\u001b[0m: bad\u0000input\n', 1, null, 'exit code 1: [31merror [0m: bad input'],
+    ['a line of control characters only counts as empty', 'real reason\n\u0007\u0000\n', 3, null, 'exit code 3: real reason'],
   ])('%s', (_label, stderr, exitCode, signal, expected) => {
     expect(failureMessage(stderr, exitCode, signal)).toBe(expected);
   });
@@ -27,7 +31,20 @@ describe('failureMessage', () => {
     expect(bytes(message)).toBeGreaterThan(SHARD_MESSAGE_MAX_BYTES - 10);
     expect(message).not.toContain('\uFFFD');
     expect(message.endsWith('…')).toBe(true);
-    expect(line.startsWith(message.slice(0, -1))).toBe(true);
+    expect(`exit code 1: ${line}`.startsWith(message.slice(0, -1))).toBe(true);
+  });
+
+  it('is always one bounded line that starts with the exit code or the signal', () => {
+    fc.assert(fc.property(
+      fc.string({ unit: 'binary', maxLength: 3000 }),
+      fc.oneof(fc.record({ code: fc.integer({ min: 1, max: 255 }), signal: fc.constant(null) }), fc.record({ code: fc.constant(null), signal: fc.constantFrom('SIGKILL', 'SIGTERM', 'SIGSEGV') })),
+      (stderr, { code, signal }) => {
+        const message = failureMessage(stderr, code, signal);
+        expect(bytes(message)).toBeLessThanOrEqual(SHARD_MESSAGE_MAX_BYTES);
+        expect(message).not.toMatch(/[\u0000-\u001f\u007f]/);
+        expect(message.startsWith(signal ? `killed by ${signal}` : `exit code ${code}`)).toBe(true);
+      },
+    ));
   });
 });
 
@@ -37,7 +54,7 @@ describe('lastNonEmptyLine', () => {
     ['\n', ''],
     ['x', 'x'],
     ['x\n\n', 'x'],
-    ['x\ny \n', 'y'],
+    ['x\n y \n', 'y'],
   ])('%j → %j', (text, expected) => {
     expect(lastNonEmptyLine(text)).toBe(expected);
   });

@@ -36,10 +36,50 @@ describe('shell runner', () => {
   it('reports a failure with its exit code, and keeps only the last 4 KB in the tail', async () => {
     const spec = io();
     const result = await runShell({ ...spec, command: 'for i in $(seq 1 2000); do echo "line $i"; done; exit 3', env: {}, resultFile: join(dir, 'r2.json') }).done;
-    expect(result).toMatchObject({ status: 'failed', exitCode: 3, message: 'exit code 3' });
+    expect(result).toMatchObject({ status: 'failed', exitCode: 3, message: 'exit code 3' }); // no stderr: the code alone
     expect(result.stdoutTail.length).toBeLessThanOrEqual(4096);
     expect(result.stdoutTail.endsWith('line 2000\n')).toBe(true);
     expect(readFileSync(spec.stdoutPath, 'utf8')).toContain('line 1\n');
+  });
+
+  it('puts the last line of stderr after the exit code of a failed run (a command that does not exist)', async () => {
+    const spec = io();
+    const result = await runShell({ ...spec, command: 'echo starting >&2; nosuch-orrery-command --flag', env: {}, resultFile: join(dir, 'r-nosuch.json') }).done;
+    expect(result.status).toBe('failed');
+    expect(result.exitCode).toBe(127);
+    // dash says `/bin/sh: 1: nosuch-orrery-command: not found`, bash `/bin/sh: line 1: …: command not found`.
+    expect(result.message).toMatch(/^exit code 127: \/bin\/sh: .*nosuch-orrery-command: (command )?not found$/);
+    expect(result.stderrTail).toContain('starting\n');
+    expect(readFileSync(spec.stderrPath, 'utf8')).toBe(result.stderrTail);
+  });
+
+  it('keeps the message of the result file over stderr, and a timeout\'s message as it is', async () => {
+    const given = await runShell({ ...io(), command: 'printf \'{"message":"quota exceeded"}\' > "$ORRERY_RESULT_FILE"; echo noise >&2; exit 4', env: {}, resultFile: join(dir, 'r-given.json') }).done;
+    expect(given).toMatchObject({ status: 'failed', exitCode: 4, message: 'quota exceeded' });
+    const slow = await runShell({ ...io(300), command: 'echo about to sleep >&2; sleep 30', env: {}, resultFile: join(dir, 'r-slow.json') }).done;
+    expect(slow).toMatchObject({ status: 'timed-out', message: 'timed out after 0.3 s' });
+  });
+
+  it('gives the job none of the executor\'s secrets, the contract variables winning over the environment', async () => {
+    const spec = io();
+    const result = await runShell({
+      ...spec,
+      command: 'echo "token=${ORRERY_CLUSTER_TOKEN:-none} auth=${ORRERY_ZK_AUTH:-none} job=$ORRERY_JOB home=${HOME:+set}"',
+      env: { ORRERY_JOB: 'contract' },
+      baseEnv: { HOME: '/home/x', PATH: process.env.PATH, ORRERY_CLUSTER_TOKEN: 'cluster-secret', ORRERY_ZK_AUTH: 'u:p', ORRERY_JOB: 'from-env' },
+      resultFile: join(dir, 'r-env.json'),
+    }).done;
+    expect(result.stdoutTail).toBe('token=none auth=none job=contract home=set\n');
+  });
+
+  it('reports the process group to onSpawn, and a shell that cannot start (a missing cwd) as failed', async () => {
+    const groups: number[] = [];
+    const run = runShell({ ...io(), command: 'exit 0', env: {}, resultFile: join(dir, 'r-spawn.json'), onSpawn: (pgid) => groups.push(pgid) });
+    expect((await run.done).status).toBe('succeeded');
+    expect(groups).toEqual([run.pid]);
+    const missing = await runShell({ ...io(), command: 'exit 0', env: {}, cwd: join(dir, 'no-such-dir'), resultFile: join(dir, 'r-cwd.json') }).done;
+    expect(missing.status).toBe('failed');
+    expect(missing.message).toMatch(/^could not start \/bin\/sh: /);
   });
 
   it('kills the whole process tree on timeout, grandchildren included', async () => {

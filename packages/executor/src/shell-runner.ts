@@ -3,15 +3,19 @@
  * (parameters are never spliced into the command string). Timeout or stop: SIGTERM to the whole
  * group, SIGKILL after the grace — grandchildren die too. When the shell exits, whatever it left
  * running in its group is killed as well (a run ends with its process; use `setsid` to escape).
- * Exit 0 = succeeded. A script may write `{"message": "..."}` to `$ORRERY_RESULT_FILE`.
+ * Exit 0 = succeeded. A script may write `{"message": "..."}` to `$ORRERY_RESULT_FILE`; without
+ * one, a failed run's message is its exit code and the last line of its stderr (run-message.ts).
  *
  * Output: each stream goes to its log file, capped at `maxLogBytes` (lazy-file.ts: past the cap it
  * is discarded and counted, the result's `truncated` says how much), and to a 4 KB tail. While a
  * log file's buffer is full the child's pipe is paused (resumed on drain), so a job printing faster
  * than the disk takes blocks on its own writes instead of filling the executor's memory.
+ *
+ * The process is started by execa ({@link SHELL_EXECA_OPTIONS}), which keeps none of the run's
+ * life: the outcome, the signals and the output stay this module's, as each option says.
  */
-import { spawn } from 'node:child_process';
-import { stdioWithoutSockets } from '@orrery/core';
+import { execa, type Options as ExecaOptions } from 'execa';
+import { stdioWithoutSockets, toError } from '@orrery/core';
 import { readFileSync, rmSync } from 'node:fs';
 import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation } from './lazy-file.js';
 import { jobEnvironment } from './job-env.js';
@@ -39,6 +43,42 @@ export interface ShellRunSpec extends RunIo {
   onLogError?: (error: Error) => void;
 }
 
+/**
+ * What execa is told, and why — it starts the process and nothing more:
+ * - `detached`: the shell leads a new process group, so a stop or timeout signals every process of
+ *   the run (`kill(-pgid)`), and nothing else.
+ * - `buffer: false`: execa keeps no copy of the output (up to 100 MB a stream by default); the
+ *   pipes are read here, into capped log files with back-pressure and a 4 KB tail.
+ * - `encoding: 'buffer'`, `stripFinalNewline: false`, `lines: false`: the bytes as the job wrote them.
+ * - `reject: false`: a failed run is an outcome, not an exception (the promise is only read for a
+ *   process that could not be started at all).
+ * - `timeout: 0`, `forceKillAfterDelay: false`: no execa-level kill; the timeout and the grace
+ *   before SIGKILL are this module's, and signal the whole group, not just the shell.
+ * - `cleanup: false`: no execa exit hook killing the shell alone when the executor exits; the
+ *   group is recorded (`onSpawn`) and the executor's fence guard and orphan records deal with it.
+ * - `extendEnv: false`, `preferLocal: false`: the environment is exactly `jobEnvironment`'s — no
+ *   Orrery secret added back from `process.env`, no `node_modules/.bin` put on the PATH.
+ * - `stdio` from `stdioWithoutSockets`: no ZooKeeper socket of the executor is inherited.
+ */
+export const SHELL_EXECA_OPTIONS = Object.freeze({
+  detached: true,
+  buffer: false,
+  encoding: 'buffer',
+  stripFinalNewline: false,
+  lines: false,
+  reject: false,
+  timeout: 0,
+  forceKillAfterDelay: false,
+  cleanup: false,
+  extendEnv: false,
+  preferLocal: false,
+  shell: false,
+  verbose: 'none',
+} as const satisfies ExecaOptions);
+
+/** How long (ms) a finished run waits for its pipes to end before it lets go of them. */
+export const PIPE_LINGER_MS = 2000;
+
 const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
   try {
     process.kill(-pgid, signal);
@@ -50,11 +90,12 @@ const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
 /** Starts a shell run. */
 export function runShell(spec: ShellRunSpec): RunHandle {
   const startedAt = Date.now();
-  const child = spawn('/bin/sh', ['-c', spec.command], {
-    detached: true, // a new process group, led by the shell
-    cwd: spec.cwd,
+  const child = execa('/bin/sh', ['-c', spec.command], {
+    ...SHELL_EXECA_OPTIONS,
+    ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     env: jobEnvironment(spec.baseEnv ?? process.env, [], { ...spec.env, ORRERY_RESULT_FILE: spec.resultFile }),
-    stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe']), // never the executor's ZooKeeper socket
+    // never the executor's ZooKeeper socket
+    stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe']) as ExecaOptions['stdio'],
   });
   const pgid = child.pid ?? 0;
   if (pgid) spec.onSpawn?.(pgid);
@@ -140,7 +181,7 @@ export function runShell(spec: ShellRunSpec): RunHandle {
       // not forever should something outside the group hold them.
       if (outEnded && errEnded) close();
       else {
-        const t = setTimeout(close, 2000);
+        const t = setTimeout(close, PIPE_LINGER_MS);
         const check = (): void => { if (outEnded && errEnded) { clearTimeout(t); close(); } };
         child.stdout?.once('end', check);
         child.stderr?.once('end', check);
@@ -148,6 +189,11 @@ export function runShell(spec: ShellRunSpec): RunHandle {
     };
     child.once('error', (error) => finish(null, null, error));
     child.once('exit', (code, signal) => finish(code, signal));
+    // A process that could not be started at all (execa catches spawn's throw) has no events.
+    void child.then(
+      (r) => { if (!pgid && r.failed) finish(null, null, r.cause instanceof Error ? r.cause : new Error(r.shortMessage)); },
+      (error: unknown) => { if (!pgid) finish(null, null, toError(error)); },
+    );
   });
 
   return {
