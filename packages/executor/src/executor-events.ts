@@ -20,6 +20,11 @@ export interface ExecutorEvents {
    * found the fire run, or taken, by another executor).
    */
   'fire:skipped': { job: string; item: number | undefined; fireTime: number; reason: 'pause-period' | 'misfire' | 'overlap' | 'disabled' | 'already-ran' | 'raced' | 'not-connected' | 'failover-pending' | 'job-deleted' | 'bad-shard' };
+  /**
+   * A cron fire just ahead (within the claim lead): `claimed` items are claimed now and start on the
+   * dot; `deferred` items are still running here and meet the overlap policy at the fire time.
+   */
+  'fire:early': { job: string; fireTime: number; claimed: number[]; deferred: number[] };
   /** As job leader: a run of a dead session was marked for a failover re-run. */
   'failover:marked': { job: string; item: number; fireTime: number; executor: string; runId: string };
   /** Self-fencing stopped every run (the ZooKeeper session may expire, or did). */

@@ -35,7 +35,7 @@ export function planFire(schedule: Schedule, handledUntil: number, now: number, 
   return { fire, skipped, handledUntil: latest, next: schedule.next(latest) };
 }
 
-/** The fire times the pause periods suppressed in (`after`, `now`] (reported as `pause-period`). */
-export function pausedFires(schedule: Schedule, after: number, now: number): number[] {
-  return schedule.pausedBetween(after, now, MAX_PLANNED_FIRES);
+/** The fire times the pause periods suppressed in (`after`, `now`], at most `limit` (reported as `pause-period`). */
+export function pausedFires(schedule: Schedule, after: number, now: number, limit = MAX_PLANNED_FIRES): number[] {
+  return schedule.pausedBetween(after, now, limit);
 }

@@ -111,7 +111,7 @@ export function createFireScheduler(options: FireSchedulerOptions): FireSchedule
       const lead = Math.min(claimLead.leadMs(), Math.floor(period * MAX_LEAD_PERIOD_FRACTION));
       wakeAt = Math.min(wakeAt, planned - lead);
     }
-    const paused = pausedFires(schedule, pausedUntil, wakeAt).at(0);
+    const paused = pausedFires(schedule, pausedUntil, wakeAt, 1).at(0);
     if (paused !== undefined) wakeAt = Math.min(wakeAt, Math.max(paused, pauseReportedAt + PAUSE_REPORT_INTERVAL_MS));
     timer = clock.setTimeout(tick, Math.max(0, wakeAt - now));
   }

@@ -231,10 +231,18 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
    * here is left to the overlap policy at the fire time itself, as if nothing were early.
    */
   function fireEarly(fireTime: number): void {
+    const claimed: number[] = [];
+    const deferred: number[] = [];
     for (const item of sortedItems()) {
-      if (active.has(item)) later({ item, fireTime, trigger: 'cron', attempt: 1 }, fireTime - clock.now());
-      else void runShard({ item, fireTime, trigger: 'cron', attempt: 1, startAt: fireTime });
+      if (active.has(item)) {
+        deferred.push(item);
+        later({ item, fireTime, trigger: 'cron', attempt: 1 }, fireTime - clock.now());
+      } else {
+        claimed.push(item);
+        void runShard({ item, fireTime, trigger: 'cron', attempt: 1, startAt: fireTime });
+      }
     }
+    emitter.emit('fire:early', { job, fireTime, claimed, deferred });
   }
 
   /** At most one fire waits per item and slot: a later one replaces it, and the replaced one is reported. */

@@ -131,6 +131,8 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
 
   async function run(c: JobConfig, request: RunRequest, active: ActiveRun): Promise<ShardRunResult> {
     const { item, fireTime, trigger, attempt } = request;
+    // Only a Node run handed to its worker ahead of time starts at `startAt`; every other run starts now.
+    const startsNow: RunRequest = { item, fireTime, trigger, attempt, ...(request.param !== undefined ? { param: request.param } : {}) };
     if (!shardsReady) {
       if (!(await ensureNode(zk, paths.jobShards(namespace, job)))) {
         // The job's node is gone (deleted): nothing to claim, and nothing to bring back.
@@ -192,13 +194,13 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
             return { ran: false };
           }
           const again = await claimShard(zk, path, { executor, session: zk.sessionId ?? '', runId: active.runId, fireTime, attempt, startedAt: now(), rerun: true });
-          if (again.claimed) return runClaimed(c, request, active, again.claim);
+          if (again.claimed) return runClaimed(c, startsNow, active, again.claim);
         }
       }
       options.skip(item, fireTime, reason === 'running' ? 'overlap' : reason);
       return { ran: false };
     }
-    return runClaimed(c, request, active, claim.claim);
+    return runClaimed(c, startsNow, active, claim.claim);
   }
 
   /** Gives back an early claim whose run will not start; a fire a disable dropped is reported. */
