@@ -60,7 +60,8 @@ Runs the shards of its namespace's jobs that the allocator gives it.
   --session-timeout  ZooKeeper session timeout in seconds (default 10)
   --kill-grace       seconds between SIGTERM and SIGKILL on timeout or stop (default 5)
   --shutdown-timeout on SIGTERM/SIGINT, seconds to let runs in progress finish (default 30);
-                     a second signal stops them at once
+                     a second signal stops them at once; while still connecting to
+                     ZooKeeper at start, a signal exits at once (code 0)
   --node-workers     at most this many Node job processes at once (default 8)
   --secret-env       variables jobs never see, besides Orrery's own (ORRERY_CLUSTER_TOKEN,
                      ORRERY_ZK_AUTH, ORRERY_ADMIN_PASSWORD): names, or a prefix and * (AWS_*);

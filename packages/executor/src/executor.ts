@@ -49,6 +49,7 @@ import {
 } from '@orrery/core';
 import type { ExecutorEvents } from './executor-events.js';
 import { createClaimLead } from './claim-lead.js';
+import { reportConnecting } from './connect-progress.js';
 import { createExecutorMetrics } from './executor-metrics.js';
 import { createHistory, type History } from './history.js';
 import { startExecutorHttp, type ExecutorHttp } from './http-api.js';
@@ -150,6 +151,9 @@ export interface Executor extends Subscribable<ExecutorEvents> {
 }
 
 
+/** How long (ms) the first connection to ZooKeeper may take before `start()` fails. */
+export const ZK_START_TIMEOUT_MS = 60_000;
+
 export function createExecutor(options: ExecutorOptions): Executor {
   const name = options.name ?? hostname();
   const namespace = options.namespace;
@@ -157,7 +161,8 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const registry = options.metrics ?? createMetrics();
   const metrics = createExecutorMetrics(registry);
   const emitter = createEmitter<ExecutorEvents>((e) => logger.error({ err: e }, 'event listener failed'));
-  const zk = createZkClient({ connect: options.connect, root: options.root ?? '/orrery', sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: 60_000, metrics: registry, ...(options.zkAuth ? { auth: options.zkAuth } : {}) });
+  const zkRoot = options.root ?? '/orrery';
+  const zk = createZkClient({ connect: options.connect, root: zkRoot, sessionTimeoutMs: options.sessionTimeoutMs ?? 10_000, connectTimeoutMs: ZK_START_TIMEOUT_MS, metrics: registry, ...(options.zkAuth ? { auth: options.zkAuth } : {}) });
   const dataDir = options.dataDir ?? join(homedir(), '.local', 'state', 'orrery', namespace, name);
   const tmpDir = join(dataDir, 'tmp');
   const history = createHistory({ dataDir, maxAgeMs: options.historyMaxAgeMs, maxBytes: options.historyMaxBytes, maxLogBytes: options.maxLogBytes, logger: logger.child({ component: 'history' }) });
@@ -193,6 +198,17 @@ export function createExecutor(options: ExecutorOptions): Executor {
   let maxAllocatorEpoch = 0;
   let closed = false;
   let closing: Promise<void> | undefined;
+  /** Aborted by `close()`: a start still connecting to ZooKeeper gives up at once. */
+  const closeSignal = new AbortController();
+  /** `step`, unless the executor is closed first: then a `closed` error at once (the step goes on unheard). */
+  const untilClosed = <T>(step: Promise<T>): Promise<T> => {
+    if (closeSignal.signal.aborted) return Promise.reject(new OrreryError('closed', 'the executor was closed while it started'));
+    return new Promise<T>((resolve, reject) => {
+      const onClose = (): void => reject(new OrreryError('closed', 'the executor was closed while it started'));
+      closeSignal.signal.addEventListener('abort', onClose, { once: true });
+      step.then(resolve, reject).finally(() => closeSignal.signal.removeEventListener('abort', onClose));
+    });
+  };
   let started = false;
   let pruneTimer: NodeJS.Timeout | undefined;
   const offs: Array<() => void> = [];
@@ -352,7 +368,12 @@ export function createExecutor(options: ExecutorOptions): Executor {
         metrics.zkConnected.set(s.state === 'CONNECTED' || s.state === 'RECONNECTED' ? 1 : 0);
         logger.info({ state: s.state, sessionId: s.sessionId, newSession: s.newSession }, 'zookeeper connection state');
       }));
-      await zk.start();
+      const stopReporting = reportConnecting({ logger, connect: options.connect, root: zkRoot, timeoutMs: ZK_START_TIMEOUT_MS });
+      try {
+        await untilClosed(zk.start());
+      } finally {
+        stopReporting();
+      }
       metrics.zkConnected.set(1);
       await fence.start();
       if (!(await zk.exists(paths.namespace(namespace)))) {
@@ -420,6 +441,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       }
       closed = true;
       leaving = true;
+      closeSignal.abort();
       let done!: () => void;
       closing = new Promise<void>((resolve) => { done = resolve; });
       for (const off of offs.splice(0)) off();

@@ -1,4 +1,12 @@
-/** The `orrery-executor` process: the only place that reads process.env and handles signals. */
+/**
+ * The `orrery-executor` process: the only place that reads process.env and handles signals.
+ *
+ * SIGTERM or SIGINT: a graceful shutdown (no new fires, shards handed over, runs in progress given
+ * `--shutdown-timeout`), then exit code 0; a second signal stops the runs still in progress at once.
+ * A signal while the executor is still starting (say, connecting to a ZooKeeper that does not
+ * answer) ends the start at once and exits with code 0 as well: a stop that was asked for is a
+ * clean end, whatever phase it found the process in.
+ */
 import { createLogger, createMetrics, toError } from '@orrery/core';
 import { EXECUTOR_USAGE, parseExecutorConfig } from './config.js';
 import { createExecutor } from './executor.js';
@@ -67,6 +75,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     await executor.start();
     logger.info({ httpPort: executor.httpPort }, 'executor started');
   } catch (error) {
+    // Stopped while starting: the signal's shutdown closed the executor, which ended the start.
+    if (stopping) return exited;
     const e = toError(error);
     logger.fatal({ err: e }, 'could not start');
     process.stderr.write(`orrery-executor: ${e.message}\n`);
