@@ -1,18 +1,43 @@
 // The body of `npm start` (see start.sh): starts ZooKeeper (unless ORRERY_ZK points at one), the
 // allocator and an executor, applies the demo namespace, and stops everything it started on Ctrl-C.
+// ORRERY_ROOT (default /orrery) is the root in ZooKeeper, for this script and what it starts.
+//
+// One Ctrl-C is one graceful shutdown: the terminal sends SIGINT to its whole foreground process
+// group, so every process this script starts runs in a process group of its own (ownProcessGroup;
+// ZooKeeper's server does too) and hears only this script, which stops them one by one — the
+// executor first, with a SIGTERM it takes as "shut down gracefully", then the allocator, then
+// ZooKeeper. (In the terminal's group the executor got the terminal's SIGINT and then this
+// script's SIGTERM: a second signal, "stop every run now".) Further Ctrl-Cs while stopping are
+// ignored (npm may forward the first one again).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually, freePort, startZooKeeper, type ZooKeeperServer } from '@orrery/core/testing';
 import { runCli } from '@orrery/console';
-import { startProcess } from '../src/processes.js';
+import { startProcess, type RunningProcess } from '../src/processes.js';
 
 const demoJobs = fileURLToPath(new URL('../demo/jobs.yaml', import.meta.url));
 const demoModules = fileURLToPath(new URL('../demo/jobs/', import.meta.url));
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
 
 let server: ZooKeeperServer | undefined;
+let sharding: RunningProcess | undefined;
+let executor: RunningProcess | undefined;
+
+// Ctrl-C at any point stops what was started so far, in order (see the header).
+let stopping = false;
+const stop = async (): Promise<void> => {
+  if (stopping) return;
+  stopping = true;
+  await executor?.stop(10_000);
+  await sharding?.stop();
+  await server?.stop();
+  process.exit(0);
+};
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());
+
 let zk = process.env.ORRERY_ZK;
 if (!zk) {
   server = await startZooKeeper({ tickTimeMs: 500 });
@@ -37,12 +62,12 @@ async function isRegistered(): Promise<boolean> {
 }
 
 const shardingPort = await freePort();
-const sharding = startProcess('orrery-sharding', ['--zk', zk, '--http-port', String(shardingPort), '--http-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], {}, { echo: true });
+sharding = startProcess('orrery-sharding', ['--zk', zk, '--http-port', String(shardingPort), '--http-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], {}, { echo: true, ownProcessGroup: true });
 console.log(`Allocator   orrery-sharding (pid ${sharding.pid}), http://127.0.0.1:${shardingPort}/metrics`);
 const executorPort = await freePort();
 const token = process.env.ORRERY_CLUSTER_TOKEN ?? 'demo-token';
 const dataDir = mkdtempSync(join(tmpdir(), 'orrery-demo-executor-'));
-const executor = startProcess('orrery-executor', ['--zk', zk, '--namespace', 'demo', '--name', 'demo-executor', '--jobs', demoModules, '--data-dir', dataDir, '--http-port', String(executorPort), '--http-host', '127.0.0.1', '--advertise-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], { ORRERY_CLUSTER_TOKEN: token }, { echo: true });
+executor = startProcess('orrery-executor', ['--zk', zk, '--namespace', 'demo', '--name', 'demo-executor', '--jobs', demoModules, '--data-dir', dataDir, '--http-port', String(executorPort), '--http-host', '127.0.0.1', '--advertise-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], { ORRERY_CLUSTER_TOKEN: token }, { echo: true, ownProcessGroup: true });
 await eventually(async () => {
   if (!(await fetch(`http://127.0.0.1:${executorPort}/healthz`)).ok) throw new Error('not ready');
 }, { timeoutMs: 60_000, intervalMs: 200 });
@@ -64,16 +89,5 @@ Orrery is running locally. Try:
 
 Not yet part of npm start: the console — it is built by a later issue. Press Ctrl-C to stop.`);
 
-let stopping = false;
-const stop = async (): Promise<void> => {
-  if (stopping) return;
-  stopping = true;
-  await executor.stop(10_000);
-  await sharding.stop();
-  await server?.stop();
-  process.exit(0);
-};
-process.on('SIGINT', () => void stop());
-process.on('SIGTERM', () => void stop());
 // Keep running until a signal arrives.
 setInterval(() => undefined, 1 << 30);

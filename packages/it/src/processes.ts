@@ -30,14 +30,29 @@ export interface RunningProcess {
 
 const all = new Set<RunningProcess>();
 
+/** How {@link startProcess} starts a bin. */
+export interface StartProcessOptions {
+  /** Copy each line to this process's stdout, prefixed with the bin's name. */
+  echo?: boolean;
+  /**
+   * Start it in a process group of its own (a new session, `setsid`), so that a signal a terminal
+   * sends to this process's group (Ctrl-C) does not reach it: only this process signals it (`kill`,
+   * `stop`). For a parent that stops its children itself on Ctrl-C (npm start), else every child
+   * would get the terminal's SIGINT and then the parent's signal — two signals, which a bin takes
+   * as "stop now". The IPC channel still stops it if this process dies.
+   */
+  ownProcessGroup?: boolean;
+}
+
 /** Starts a bin of this repository with node. */
-export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}, options: { echo?: boolean } = {}): RunningProcess {
+export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}, options: StartProcessOptions = {}): RunningProcess {
   // The IPC channel ties the process to this one: the bins stop when it closes (this process died).
   const script = BINS[bin];
   const [command, argv] = script.endsWith('.js') ? [process.execPath, [script, ...args]] : [script, [...args]];
   const child: ChildProcess = spawn(command, argv, {
     stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']), // not this process's ZooKeeper sockets
     env: { ...process.env, ORRERY_NODE: process.execPath, ...env }, // the same Node as this one
+    detached: options.ownProcessGroup === true,
   });
   if (child.pid === undefined) throw new OrreryError('internal', `could not start ${bin}`);
   const lines: string[] = [];

@@ -229,7 +229,10 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
       (watchdog.stdin as unknown as { unref?: () => void }).unref?.();
     }
     const log = openSync(logFile, 'a');
-    const child = spawn('java', javaArgs, { stdio: ['ignore', log, log] });
+    // A process group of its own: a terminal's Ctrl-C to the group of the process that started it
+    // (npm start) must not kill the server before the processes using it have shut down; the
+    // watchdog still ends it with that process.
+    const child = spawn('java', javaArgs, { stdio: ['ignore', log, log], detached: true });
     closeSync(log);
     child.unref();
     if (child.pid === undefined) {
