@@ -96,6 +96,15 @@ function whenMoved(zk: ZkClient, job: string, item: number, victim: string): Pro
   });
 }
 
+/**
+ * How long after a command a new job runtime may still take it for a request: the executor's
+ * COMMAND_HISTORY_SLACK_MS (5 s, packages/executor/src/job-watches.ts) and a margin.
+ */
+const COMMAND_REPLAY_WINDOW_MS = 6000;
+
+/** Resolves at `t` (ms since the epoch). */
+const waitUntil = (t: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
+
 /** The pid of the fence guard `executor` started (from its log line). */
 function guardPid(executor: RunningProcess): number {
   const line = executor.lines.find((l) => l.includes('"msg":"fence guard started"'));
@@ -131,6 +140,7 @@ export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: nu
         if (!Object.values(applied?.value.items ?? {}).some((l) => l.includes(0))) throw new Error('not applied');
       }, { timeoutMs: 30_000 });
       const before = readLedger(ledger).runs.length;
+      const requestedAt = Date.now();
       if ((await b.cli('run', job.name)) !== 0) throw new Error('run-now failed');
       let victim = '';
       await eventually(() => {
@@ -138,6 +148,11 @@ export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: nu
         if (runs.length <= before) throw new Error('not started');
         victim = runs.at(-1)!.executor;
       }, { timeoutMs: 10_000, intervalMs: 10 });
+      // Known issue: a survivor that gains the job builds a new job runtime, which takes the commands
+      // requested up to COMMAND_HISTORY_SLACK_MS before it started as requests — this trial's run-now
+      // (a second run of the same fire) and the last trial's stop (which stops the failover re-run).
+      // With a failover this fast that window is still open: kill only once it has passed.
+      await waitUntil(requestedAt + COMMAND_REPLAY_WINDOW_MS);
       const runsBefore = readLedger(ledger).runs.length;
       const gone = whenGone(b.zk, paths.executorPresence(NS, victim));
       const moved = whenMoved(b.zk, job.name, 0, victim);
@@ -163,7 +178,14 @@ export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: nu
         const rerun = readLedger(ledger).runs.slice(runsBefore).find((r) => r.trigger === 'failover');
         if (!rerun) throw new Error('no re-run yet');
         startedAt = rerun.start;
-      }, { timeoutMs: sessionSeconds * 1000 + 20_000, intervalMs: 5 });
+      }, { timeoutMs: sessionSeconds * 1000 + 20_000, intervalMs: 5 }).catch(async (error: unknown) => {
+        // What the shard, the applied map and the commands say, for whoever reads the failure.
+        const shard = (await b.zk.get(paths.jobShard(NS, job.name, 0))).data?.toString();
+        const applied = (await b.zk.get(paths.jobApplied(NS, job.name))).data?.toString();
+        const commands = await b.zk.getChildren(paths.jobCommands(NS, job.name)).catch(() => []);
+        throw new Error(`trial ${trial} (${kill}, ${sessionSeconds} s): no failover re-run of the run of ${victim}; shard ${shard}; applied ${applied}; commands ${commands.join(',')}; ledger since: ${JSON.stringify(readLedger(ledger).runs.slice(runsBefore - 1))}`, { cause: error });
+      });
+      console.error(`failover bench: ${kill}, ${sessionSeconds} s, trial ${trial}: re-run ${Math.round(startedAt - killedAt)} ms after the kill`);
       totals.push(startedAt - killedAt);
       detection.push(detectedAt - killedAt);
       reassignment.push(movedAt - detectedAt);
