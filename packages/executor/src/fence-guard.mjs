@@ -36,7 +36,8 @@
 //   `{type:'track', pgid}`, `{type:'untrack', pgid}`,
 //   `{type:'session', connect, timeoutMs, sessionId, password}` on every new session (or
 //     `{type:'session', sessionId: null}` when it is lost) — the password travels only here, never
-//     in argv, env or a log line,
+//     in argv, env or a log line (no digest credentials or chroot are needed: a session is closed
+//     by its id and password alone, whatever the ACLs),
 //   `{type:'goodbye'}` (a clean close: exit, do nothing more);
 // guard → executor `{type:'ready'}`, then `{type:'fenced', pgids}` after it killed groups at a deadline.
 // Logs: one JSON line per action on stderr (pino's shape), variables in fields.

@@ -118,6 +118,22 @@ describe('fence guard', () => {
     expect(guard.lines.join('\n')).not.toContain(password);
   });
 
+  it('closes a session that authenticated with digest credentials, and its Orrery-ACL nodes go with it (closing needs no credentials)', async () => {
+    const admin = await client();
+    const executor = createZkClient({ connect: zkConnect, root, sessionTimeoutMs: 30_000, auth: 'orrery:guard-test-secret' });
+    clients.push(executor);
+    await executor.start();
+    await executor.create('/presence-auth', null, 'ephemeral');
+    const guard = await startGuard();
+    const { clientId, password } = executor.sessionCredentials();
+    await send(guard, { type: 'session', connect: zkConnect, timeoutMs: executor.sessionTimeoutMs, sessionId: clientId, password });
+    guard.child.disconnect();
+    expect(await guard.exited).toBe(0);
+    expect(msgs(guard).at(-1)).toBe("closed the dead executor's ZooKeeper session");
+    await eventually(async () => expect(await admin.exists('/presence-auth')).toBeNull(), { timeoutMs: 10_000 });
+    expect(guard.lines.join('\n')).not.toContain('guard-test-secret');
+  });
+
   it('at the fence deadline it only kills (the executor may be alive); the session is closed only once the executor is gone', async () => {
     const admin = await client();
     const executor = await client();
