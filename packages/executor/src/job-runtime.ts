@@ -64,8 +64,8 @@ export interface JobRuntime {
   readonly running: number;
   /**
    * Stops every run now (self-fencing): each run is told it is no longer the owner, then SIGTERM,
-   * SIGKILL after `graceMs`. Fires waiting behind them are dropped (`not-connected`). Resolves the
-   * number stopped.
+   * SIGKILL after `graceMs`. Fires waiting behind them are dropped (`not-connected`). Returns the
+   * number of runs in progress.
    */
   fence(graceMs: number): number;
   /** Starts no new run from now on (graceful shutdown); runs in progress go on. */
@@ -192,13 +192,17 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     for (const [item, run] of active) if (run.pending && which(item)) run.handle?.withdraw?.();
   }
 
-  /** Drops the fires waiting here (behind a run, for their fire time, for a retry), each reported. */
-  function dropWaiting(which: (item: number) => boolean, reason: SkipReason | undefined): void {
+  /**
+   * Drops the fires waiting here — behind a run, and (unless `timed` is false) for their fire time or
+   * a retry's backoff — each reported with `reason` (none: not a skipped fire, a shutdown say).
+   */
+  function dropWaiting(which: (item: number) => boolean, reason: SkipReason | undefined, timed = true): void {
     for (const [item, slots] of [...waiting]) {
       if (!which(item)) continue;
       waiting.delete(item);
       if (reason) for (const w of Object.values(slots)) if (w) skips.skip(item, w.fireTime, reason);
     }
+    if (!timed) return;
     for (const [timer, { item, fireTime }] of [...timers]) {
       if (!which(item)) continue;
       clock.clearTimeout(timer);
@@ -294,10 +298,10 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
           return;
         case 'queue':
         case 'wait':
+        case 'run': // (never for a busy item: two runs of one item never start here)
           enqueue({ item, fireTime, trigger, attempt: request.attempt, ...(request.param !== undefined ? { param: request.param } : {}) });
           return;
         case 'replace':
-        case 'run':
           mine.handle?.stop('replace');
           await mine.finished;
       }
@@ -393,11 +397,14 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       return;
     }
     if (command.kind === 'stop') {
+      // A stop also takes back what waits behind the runs it stops (asked for: not a skipped fire).
+      let dropped = 0;
       for (const item of items) {
+        dropped += Object.keys(waiting.get(item) ?? {}).length;
         waiting.delete(item);
         active.get(item)?.handle?.stop('stop');
       }
-      logger.info({ command: name, items }, 'stop command');
+      logger.info({ command: name, items, waitingDropped: dropped }, 'stop command');
       return;
     }
     const fireTime = command.fireTime ?? command.requestedAt;
@@ -446,7 +453,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       return active.size;
     },
     fence(graceMs) {
-      dropWaiting(() => true, 'not-connected');
+      // What waits behind the stopped runs goes; a retry or an early fire still to come looks at the
+      // fence again when its time comes (the session may survive a slow link).
+      dropWaiting(() => true, 'not-connected', false);
       for (const run of active.values()) {
         // The run's claim may be someone else's any moment now: it is told before it is stopped.
         run.owner = false;
