@@ -19,20 +19,63 @@
  * group after the grace — a hard stop even for code that ignores the signal; runs waiting in that
  * worker go back to the pool, and a fresh worker takes its place. The executor's own event loop
  * (which carries its ZooKeeper pings) never runs job code.
+ *
+ * Each run's life is one {@link NodeRunState} changed only by {@link stepNodeRun}
+ * (node-run-state.ts); this module carries out the effects it returns.
+ *
+ * Ownership: {@link RunHandle.setOwner} reaches the run's `ctx.isOwner()` whether the run is
+ * running or still waiting in a worker (the worker keeps it with the waiting run).
+ *
+ * Hot reload ({@link NodePool.reload}): a worker keeps every module it imported for its lifetime
+ * (Node's ESM cache cannot drop one, and importing an edited module again under a new URL would grow
+ * the cache with every edit). So a reload retires every worker that exists at that moment: it takes
+ * no new run, the runs waiting in it are taken back (as for a run stuck behind a long one), it
+ * exits once its running run ends (idle ones at once), and fresh workers — which import the
+ * modules as they are now — take the next runs. A run already running finishes on the code it
+ * started with. Retiring all workers, not only those that imported the edited file, also covers an
+ * edited helper module that jobs import.
+ *
+ * The workers are started with execa; why each option:
+ * - `detached: true` — its own process group: a stop or timeout kills the group, whatever the job started;
+ * - `stdio` through `stdioWithoutSockets` — never the executor's ZooKeeper socket in a worker;
+ * - `ipc: true`, `serialization: 'json'` — the typed messages of node-protocol.ts, plain data only,
+ *   each one validated on arrival (a malformed one is logged and dropped);
+ * - `env` = `jobEnvironment(...)` with `extendEnv: false` — execa would otherwise merge this
+ *   process's whole environment back in, secrets included;
+ * - `buffer: false` — execa would otherwise keep all of a worker's stdout, stderr and IPC messages
+ *   in memory for its result (a worker lives for many runs); stray output is streamed to the run;
+ * - `reject: false` — a worker killed on purpose is not an error (and no unhandled rejection);
+ * - `cleanup: false`, `forceKillAfterDelay: false`, no `timeout`/`cancelSignal` — execa kills
+ *   nothing by itself: the pool kills whole process groups, on its own timers and grace; a worker
+ *   whose executor is gone exits when its IPC channel closes, and the fence guard kills the rest;
+ * - `verbose: 'none'` — not even `NODE_DEBUG=execa` prints the messages (a run's context) to stderr;
+ * - `preferLocal` left false — no `node_modules/.bin` added to the jobs' PATH.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { stdioWithoutSockets } from '@orrery/core';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { execa, type Message, type Options, type ResultPromise } from 'execa';
+import { silentLogger, stdioWithoutSockets, toError, type Logger } from '@orrery/core';
 import { jobEnvironment } from './job-env.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation, type LazyFile } from './lazy-file.js';
-import type { ParentMessage, WorkerMessage } from './node-protocol.js';
-import type { RunHandle, RunIo, RunResult, StopReason } from './run-types.js';
+import { parseWorkerMessage, type ParentMessage, type WorkerMessage } from './node-protocol.js';
+import { stepNodeRun, type NodeRunEffect, type NodeRunEvent, type NodeRunState } from './node-run-state.js';
+import type { RunHandle, RunIo, RunResult } from './run-types.js';
 import { siblingModule } from './sibling-module.js';
 
 const WORKER = fileURLToPath(siblingModule(import.meta.url, 'node-worker'));
+
+/** Workers started ahead of need, by default. */
+export const DEFAULT_MIN_WORKERS = 1;
+/** Worker processes at most, by default. */
+export const DEFAULT_MAX_WORKERS = 8;
+/** A busy worker takes waiting runs only while its run is younger than this (ms), by default. */
+export const DEFAULT_PIPELINE_YOUNG_MS = 20;
+/** At most this many runs wait inside one worker, by default. */
+export const DEFAULT_PIPELINE_DEPTH = 256;
+/** Bytes of a log file read back for a run's tail when its worker sent none (it was killed). */
+export const RESULT_TAIL_BYTES = 4096;
 
 /** What a Node run needs. */
 export interface NodeRunSpec extends RunIo {
@@ -49,13 +92,13 @@ export interface NodeRunSpec extends RunIo {
 
 /** Options of {@link createNodePool}. */
 export interface NodePoolOptions {
-  /** Workers started ahead of need. Default 1. */
+  /** Workers started ahead of need. Default {@link DEFAULT_MIN_WORKERS}. */
   min?: number;
-  /** At most this many worker processes. Default 8. */
+  /** At most this many worker processes. Default {@link DEFAULT_MAX_WORKERS}. */
   max?: number;
-  /** A busy worker takes waiting runs only while its run is younger than this, in ms. Default 20. */
+  /** A busy worker takes waiting runs only while its run is younger than this, in ms. Default {@link DEFAULT_PIPELINE_YOUNG_MS}. */
   pipelineYoungMs?: number;
-  /** At most this many runs wait inside one worker. Default 256. */
+  /** At most this many runs wait inside one worker. Default {@link DEFAULT_PIPELINE_DEPTH}. */
   pipelineDepth?: number;
   /** Each worker's process group, once started, and when it is gone (the fence guard tracks them). */
   onWorker?(pgid: number, exited: Promise<void>): void;
@@ -65,6 +108,8 @@ export interface NodePoolOptions {
    * it again here. Default: this process's environment without them.
    */
   env?: Readonly<Record<string, string | undefined>>;
+  /** Where malformed worker messages and workers that cannot start are logged. Default: nowhere. */
+  logger?: Logger;
 }
 
 /** The pool. */
@@ -74,44 +119,65 @@ export interface NodePool {
   warm(count: number): void;
   /** Has every worker, now and later, import `module` before its first run. */
   preload(module: string): void;
+  /**
+   * The job modules changed on disk: every worker alive now is retired (no new run; the runs
+   * waiting in it go to fresh workers; it exits once its running run, if any, ends), so the next run
+   * of any module imports its code as it is now. `modules`, when given, are the job modules that
+   * exist now: preloads of others are forgotten.
+   */
+  reload(modules?: Iterable<string>): void;
   /** Workers alive now. */
   readonly size: number;
   close(): Promise<void>;
 }
 
+/** The execa options every worker is started with, but its `stdio` and `env` (see the header for why). */
+const WORKER_OPTIONS = {
+  detached: true,
+  ipc: true,
+  serialization: 'json',
+  extendEnv: false,
+  buffer: false,
+  reject: false,
+  cleanup: false,
+  forceKillAfterDelay: false,
+  verbose: 'none',
+} as const satisfies Options;
+
 interface Worker {
-  child: ChildProcess;
-  /** Runs handed to it and not finished, in order; the first one that `started` is running. */
-  runs: Active[];
+  child: ResultPromise<typeof WORKER_OPTIONS>;
+  /** Runs handed to it and not finished, in order; the first one, when running, is its current run. */
+  runs: Run[];
   exited: Promise<void>;
   /** Being killed: takes no more runs. */
   dying: boolean;
   /** Said `ready` (and was sent the preloads): takes runs. */
   ready: boolean;
+  /** Started before the last reload: takes no more runs, exits once idle. */
+  retired: boolean;
 }
 
-interface Active {
+interface Run {
   spec: NodeRunSpec;
+  state: NodeRunState<Worker>;
+  /** When it started (its worker's clock); until then when it was submitted. */
   startedAt: number;
-  started: boolean;
-  /** A cancel was sent; waiting for the worker's `cancelled` (or `started`). */
-  recalling: boolean;
-  /** Being withdrawn: a `cancelled` ends it as never run, not back to the pool. */
-  withdrawing: boolean;
+  /** What `ctx.isOwner()` says. */
+  owner: boolean;
   stdout: OutputTail;
   stderr: OutputTail;
   stdoutFile: LazyFile;
   stderrFile: LazyFile;
-  ended?: 'timed-out' | StopReason;
   timers: NodeJS.Timeout[];
   workerTails?: { stdout: string; stderr: string; truncated?: { stdout?: number; stderr?: number } };
-  worker?: Worker;
-  done: boolean;
   resolve: (r: RunResult) => void;
 }
 
+const workerOf = (state: NodeRunState<Worker>): Worker | undefined => ('worker' in state ? state.worker : undefined);
+const hasStarted = (run: Run): boolean => run.state.kind === 'running' || run.state.kind === 'stopping';
+
 /** The last `limit` bytes of a file ('' when there is none). */
-function fileTail(path: string, limit = 4096): string {
+function fileTail(path: string, limit = RESULT_TAIL_BYTES): string {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
@@ -127,106 +193,212 @@ function fileTail(path: string, limit = 4096): string {
   }
 }
 
+/** Starts the pool (`min` workers at once). */
 export function createNodePool(options: NodePoolOptions = {}): NodePool {
-  const min = options.min ?? 1;
-  const max = Math.max(1, options.max ?? 8);
-  const youngMs = options.pipelineYoungMs ?? 20;
-  const depth = options.pipelineDepth ?? 256;
+  const min = options.min ?? DEFAULT_MIN_WORKERS;
+  const max = Math.max(1, options.max ?? DEFAULT_MAX_WORKERS);
+  const youngMs = options.pipelineYoungMs ?? DEFAULT_PIPELINE_YOUNG_MS;
+  const depth = options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH;
+  const logger = options.logger ?? silentLogger();
   let floor = min;
   const bootParallel = Math.max(1, availableParallelism());
   const preloads = new Set<string>();
   const workers = new Set<Worker>();
   /** Runs waiting for a worker, oldest first. */
-  const backlog: Active[] = [];
+  const backlog: Run[] = [];
   let closed = false;
   let recallTimer: NodeJS.Timeout | undefined;
 
   const send = (worker: Worker, message: ParentMessage): void => {
-    if (worker.child.connected) worker.child.send(message, () => undefined);
+    if (!worker.child.connected) return;
+    // Rejects when the worker is gone meanwhile: its 'close' settles its runs.
+    // (`context` is JSON-safe by contract; the worker validates what arrives.)
+    worker.child.sendMessage(message as Message<'json'>).catch(() => undefined);
   };
-  const current = (w: Worker): Active | undefined => (w.runs[0]?.started ? w.runs[0] : undefined);
+  const current = (w: Worker): Run | undefined => (w.runs[0] && hasStarted(w.runs[0]) ? w.runs[0] : undefined);
+  const takesRuns = (w: Worker): boolean => w.ready && !w.dying && !w.retired;
+
+  /** Feeds an event to a run and carries out what the transition says. */
+  function apply(run: Run, event: NodeRunEvent<Worker>): void {
+    const before = workerOf(run.state);
+    const step = stepNodeRun(run.state, event);
+    run.state = step.state;
+    const worker = workerOf(step.state) ?? before;
+    for (const effect of step.effects) {
+      switch (effect.do) {
+        case 'send-run': {
+          const w = worker!;
+          w.runs.push(run);
+          const { runId, module, context, stdoutPath, stderrPath, startAt, maxLogBytes } = run.spec;
+          send(w, { type: 'run', runId, module, context, stdoutPath, stderrPath, ...(startAt !== undefined ? { startAt } : {}), ...(maxLogBytes !== undefined ? { maxLogBytes } : {}), ...(run.owner ? {} : { owner: false }) });
+          if (w.runs.length > 1 && !recallTimer) recallTimer = setTimeout(recallStuck, youngMs);
+          break;
+        }
+        case 'send-cancel':
+          send(worker!, { type: 'cancel', runId: run.spec.runId });
+          break;
+        case 'requeue':
+          if (before) leaveWorker(before, run);
+          if (effect.front) backlog.unshift(run);
+          else backlog.push(run);
+          break;
+        case 'leave-backlog': {
+          const i = backlog.indexOf(run);
+          if (i >= 0) backlog.splice(i, 1);
+          break;
+        }
+        case 'announce-start':
+          run.startedAt = effect.at;
+          run.spec.onStart?.(effect.at);
+          if (run.state.kind === 'running' && run.spec.timeoutMs > 0) {
+            run.timers.push(setTimeout(() => apply(run, { type: 'stop', reason: 'timed-out' }), Math.max(0, effect.at + run.spec.timeoutMs - Date.now())));
+          }
+          break;
+        case 'kill': {
+          const w = worker!;
+          const graceMs = effect.graceMs ?? run.spec.killGraceMs;
+          w.dying = true;
+          send(w, { type: 'abort', runId: run.spec.runId, reason: run.state.kind === 'stopping' ? run.state.reason : 'stop' });
+          kill(w, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+          run.timers.push(setTimeout(() => kill(w, 'SIGKILL'), graceMs));
+          break;
+        }
+        case 'shorten-grace':
+          if (effect.graceMs < run.spec.killGraceMs && worker) run.timers.push(setTimeout(() => kill(worker, 'SIGKILL'), effect.graceMs));
+          break;
+        case 'finish':
+          if (before) leaveWorker(before, run);
+          report(run, effect);
+          break;
+      }
+    }
+    pump();
+  }
+
+  /** A run left `worker`: a retired worker with nothing left in it goes. */
+  function leaveWorker(worker: Worker, run: Run): void {
+    worker.runs = worker.runs.filter((r) => r !== run);
+    if (worker.retired && worker.runs.length === 0) retire(worker);
+  }
+
+  function retire(worker: Worker): void {
+    if (worker.dying) return;
+    worker.dying = true;
+    // Idle: nothing of a run is lost; whatever a job left running in its group goes with it.
+    kill(worker, 'SIGKILL');
+  }
+
+  function report(run: Run, f: Extract<NodeRunEffect, { do: 'finish' }>): void {
+    for (const t of run.timers) clearTimeout(t);
+    let message = f.message;
+    if (!message && f.status === 'timed-out') message = `timed out after ${run.spec.timeoutMs / 1000} s`;
+    if (!message && f.status === 'aborted') {
+      const reason = f.reason ?? 'stop';
+      message = f.started ? `stopped (${reason})` : `stopped before it started (${reason})`;
+    }
+    const endedAt = Date.now();
+    // The log files are complete before the run is reported done; a killed worker sent no tails,
+    // so they come from the files it wrote.
+    void Promise.all([run.stdoutFile.end(), run.stderrFile.end()]).then(([strayOut, strayErr]) => {
+      const tails = run.workerTails;
+      const truncated = logTruncation((tails?.truncated?.stdout ?? 0) + strayOut, (tails?.truncated?.stderr ?? 0) + strayErr);
+      const stdoutTail = (tails?.stdout ?? (f.started ? fileTail(run.spec.stdoutPath) : '')) + run.stdout.text();
+      const stderrTail = (tails?.stderr ?? (f.started ? fileTail(run.spec.stderrPath) : '')) + run.stderr.text();
+      run.resolve({
+        status: f.status, exitCode: f.exitCode, signal: f.signal, message,
+        stdoutTail: stdoutTail.slice(-RESULT_TAIL_BYTES), stderrTail: stderrTail.slice(-RESULT_TAIL_BYTES),
+        startedAt: run.startedAt, endedAt, ...(truncated ? { truncated } : {}), ...(f.withdrawn ? { withdrawn: true } : {}),
+      });
+    });
+  }
+
+  function onMessage(worker: Worker, raw: unknown): void {
+    const parsed = parseWorkerMessage(raw);
+    if (!parsed.ok) {
+      logger.warn({ pid: worker.child.pid, problem: parsed.problem }, 'ignored a malformed message from a node job worker');
+      return;
+    }
+    const m: WorkerMessage = parsed.message;
+    if (m.type === 'ready') {
+      if (worker.ready) return;
+      for (const module of preloads) send(worker, { type: 'preload', module });
+      worker.ready = true;
+      grow(floor);
+      pump();
+      return;
+    }
+    const run = worker.runs.find((r) => r.spec.runId === m.runId);
+    if (!run) return;
+    if (m.type === 'started') apply(run, { type: 'started', at: m.at });
+    else if (m.type === 'cancelled') apply(run, { type: 'cancelled' });
+    else {
+      if (!hasStarted(run)) return; // a worker cannot end what it never started
+      run.workerTails = { stdout: m.stdoutTail, stderr: m.stderrTail, ...(m.truncated ? { truncated: m.truncated } : {}) };
+      apply(run, { type: 'finished', ok: m.ok, message: m.message });
+    }
+  }
 
   function spawnWorker(): Worker {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER], {
-      detached: true, // its own process group: a kill takes whatever the job started, too
-      stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']), // never the executor's ZooKeeper socket
+    const child = execa(process.execPath, ['--import', 'tsx', WORKER], {
+      ...WORKER_OPTIONS,
+      stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']) as Options['stdio'],
       env: jobEnvironment(options.env ?? process.env),
-    });
-    const worker: Worker = { child, runs: [], dying: false, ready: false, exited: new Promise<void>((resolve) => child.once('close', () => resolve())) };
+    }) as ResultPromise<typeof WORKER_OPTIONS>;
+    let messagesRead: Promise<void> = Promise.resolve();
+    const worker: Worker = {
+      child, runs: [], dying: false, ready: false, retired: false,
+      // Once the process is gone, its pipes closed and every IPC message it sent was read.
+      exited: child.then(() => messagesRead).then(() => undefined, () => undefined),
+    };
     if (child.pid) options.onWorker?.(child.pid, worker.exited);
     // Stray output (from a process the job started, say) goes to the running run, best effort.
     // (Capped like the worker's own capture; the pipe waits while the run's log file is full.)
     for (const which of ['stdout', 'stderr'] as const) {
-      const pipe = child[which]!;
-      pipe.on('data', (c: Buffer) => {
-        const a = current(worker);
-        if (!a) return;
-        a[which].push(c);
-        const file = which === 'stdout' ? a.stdoutFile : a.stderrFile;
-        if (!file.write(c)) {
+      const pipe = child[which];
+      if (!pipe) continue;
+      pipe.on('error', () => undefined);
+      pipe.on('data', (c: Buffer | string) => {
+        const run = current(worker);
+        if (!run) return;
+        const chunk = typeof c === 'string' ? Buffer.from(c) : c;
+        run[which].push(chunk);
+        const file = which === 'stdout' ? run.stdoutFile : run.stderrFile;
+        if (!file.write(chunk)) {
           pipe.pause();
           file.onDrain(() => pipe.resume());
         }
       });
     }
-    child.on('message', (m: WorkerMessage) => {
-      if (m.type === 'ready') {
-        for (const module of preloads) send(worker, { type: 'preload', module });
-        worker.ready = true;
-        grow(floor);
-        pump();
-        return;
-      }
-      const a = worker.runs.find((r) => r.spec.runId === m.runId);
-      if (!a) return;
-      if (m.type === 'started') {
-        a.started = true;
-        a.recalling = false;
-        a.withdrawing = false;
-        a.startedAt = m.at;
-        a.spec.onStart?.(m.at);
-        // Stopped while it was being taken back, and it started anyway: stop it the hard way.
-        if (a.ended) stopRunning(worker, a);
-        else if (a.spec.timeoutMs > 0) a.timers.push(setTimeout(() => terminate(a, 'timed-out'), Math.max(0, m.at + a.spec.timeoutMs - Date.now())));
-        return;
-      }
-      if (m.type === 'cancelled') {
-        worker.runs = worker.runs.filter((r) => r !== a);
-        a.worker = undefined;
-        a.recalling = false;
-        if (a.ended) finish(a, 'aborted', null, null, '');
-        else if (a.withdrawing) finish(a, 'aborted', null, null, 'withdrawn before it started', true);
-        else {
-          backlog.unshift(a);
-          pump();
+    if (child.connected) {
+      messagesRead = (async () => {
+        try {
+          for await (const raw of child.getEachMessage()) {
+            try {
+              onMessage(worker, raw);
+            } catch (error) {
+              logger.error({ err: toError(error), pid: child.pid }, 'could not handle a message from a node job worker');
+            }
+          }
+        } catch (error) {
+          logger.warn({ err: toError(error), pid: child.pid }, 'the channel to a node job worker failed');
         }
-        return;
-      }
-      a.workerTails = { stdout: m.stdoutTail, stderr: m.stderrTail, ...(m.truncated ? { truncated: m.truncated } : {}) };
-      finish(a, m.ok ? 'succeeded' : 'failed', m.ok ? 0 : 1, null, m.message);
-    });
-    // After the process exits, kill what it left in its group so that its pipes close; then, on
-    // 'close' — once every IPC message it sent has been read — settle its runs. (Settling on 'exit'
-    // could miss a 'started' still in the channel and hand a run that did start to another worker.)
+      })();
+    }
+    // After the process exits, kill what it left in its group so that its pipes close; then — once
+    // every IPC message it sent has been read — settle its runs. (Settling on 'exit' could miss a
+    // 'started' still in the channel and hand a run that did start to another worker.)
     child.once('exit', () => kill(worker, 'SIGKILL'));
-    child.once('close', (code, signal) => {
+    void worker.exited.then(async () => {
+      const result = await child;
+      if (result.failed && !result.isTerminated && result.exitCode === undefined) {
+        logger.error({ err: result.message }, 'could not start a node job worker');
+      }
       workers.delete(worker);
       const runs = worker.runs;
+      const exitCode = result.exitCode ?? null;
+      const signal = result.signal ?? null;
+      for (const run of [...runs]) apply(run, { type: 'worker-gone', exitCode, signal });
       worker.runs = [];
-      for (const a of runs) {
-        if (a.done) continue;
-        if (a.started) {
-          const status = a.ended === 'timed-out' ? 'timed-out' : a.ended ? 'aborted' : 'failed';
-          finish(a, status, code, signal, a.ended ? '' : `the job's process exited (${signal ?? `code ${code}`})`);
-        } else if (a.ended) finish(a, 'aborted', null, null, '');
-        else if (a.withdrawing) finish(a, 'aborted', null, null, 'withdrawn before it started', true);
-        else {
-          // Never started there: it goes to another worker.
-          a.worker = undefined;
-          a.recalling = false;
-          backlog.push(a);
-        }
-      }
       if (!closed) {
         grow(floor);
         pump();
@@ -237,65 +409,11 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
   }
 
   function kill(worker: Worker, signal: NodeJS.Signals): void {
+    if (!worker.child.pid) return;
     try {
-      process.kill(-worker.child.pid!, signal);
+      process.kill(-worker.child.pid, signal);
     } catch {
       // gone
-    }
-  }
-
-  /** The signal first, then the whole process group after the grace; the worker is not reused. */
-  function stopRunning(worker: Worker, a: Active, graceMs = a.spec.killGraceMs): void {
-    worker.dying = true;
-    send(worker, { type: 'abort', runId: a.spec.runId, reason: a.ended ?? 'stop' });
-    kill(worker, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
-    a.timers.push(setTimeout(() => kill(worker, 'SIGKILL'), graceMs));
-  }
-
-  function finish(a: Active, status: RunResult['status'], exitCode: number | null, signal: string | null, message: string, withdrawn = false): void {
-    if (a.done) return;
-    a.done = true;
-    const worker = a.worker;
-    if (worker) worker.runs = worker.runs.filter((r) => r !== a);
-    // A run stopped from outside ends as such, even if the job returned in time to say otherwise.
-    if (a.ended) status = a.ended === 'timed-out' ? 'timed-out' : 'aborted';
-    for (const t of a.timers) clearTimeout(t);
-    if (!message && status === 'timed-out') message = `timed out after ${a.spec.timeoutMs / 1000} s`;
-    if (!message && status === 'aborted') message = a.started ? `stopped (${a.ended})` : `stopped before it started (${a.ended})`;
-    const endedAt = Date.now();
-    // The log files are complete before the run is reported done; a killed worker sent no tails,
-    // so they come from the files it wrote.
-    void Promise.all([a.stdoutFile.end(), a.stderrFile.end()]).then(([strayOut, strayErr]) => {
-      const truncated = logTruncation((a.workerTails?.truncated?.stdout ?? 0) + strayOut, (a.workerTails?.truncated?.stderr ?? 0) + strayErr);
-      const stdoutTail = (a.workerTails?.stdout ?? (a.started ? fileTail(a.spec.stdoutPath) : '')) + a.stdout.text();
-      const stderrTail = (a.workerTails?.stderr ?? (a.started ? fileTail(a.spec.stderrPath) : '')) + a.stderr.text();
-      a.resolve({ status, exitCode, signal, message, stdoutTail: stdoutTail.slice(-4096), stderrTail: stderrTail.slice(-4096), startedAt: a.startedAt, endedAt, ...(truncated ? { truncated } : {}), ...(withdrawn ? { withdrawn } : {}) });
-    });
-    pump();
-  }
-
-  function terminate(a: Active, why: 'timed-out' | StopReason, graceMs?: number): void {
-    if (a.done) return;
-    if (a.ended) {
-      // Already stopping: a shorter grace (a fence) still takes effect.
-      if (graceMs !== undefined && graceMs < a.spec.killGraceMs && a.started && a.worker) a.timers.push(setTimeout(() => kill(a.worker!, 'SIGKILL'), graceMs));
-      return;
-    }
-    a.ended = why;
-    const worker = a.worker;
-    if (!worker) {
-      backlog.splice(backlog.indexOf(a), 1);
-      finish(a, why === 'timed-out' ? 'timed-out' : 'aborted', null, null, '');
-      return;
-    }
-    if (a.started) {
-      stopRunning(worker, a, graceMs);
-      return;
-    }
-    // Waiting inside a worker: take it back; if it starts first, 'started' stops it.
-    if (!a.recalling) {
-      a.recalling = true;
-      send(worker, { type: 'cancel', runId: a.spec.runId });
     }
   }
 
@@ -307,40 +425,40 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     const now = Date.now();
     for (const w of workers) {
       const running = current(w);
-      for (const a of w.runs) {
-        if (a.started || a.recalling || a.done) continue;
+      for (const run of [...w.runs]) {
+        if (run.state.kind !== 'handed' || run.state.recall) continue;
         waiting = true;
-        if (running && now - running.startedAt > youngMs) {
-          a.recalling = true;
-          send(w, { type: 'cancel', runId: a.spec.runId });
-        }
+        if (running && now - running.startedAt > youngMs) apply(run, { type: 'recall' });
       }
     }
     if (waiting) recallTimer = setTimeout(recallStuck, youngMs);
   }
 
+  let pumping = false;
   function pump(): void {
-    while (backlog.length > 0 && !closed) {
-      const ready = [...workers].filter((w) => w.ready && !w.dying);
-      let target = ready.find((w) => w.runs.length === 0);
-      // No idle worker: one more is started (it takes runs once ready); meanwhile the run may wait
-      // inside a worker whose current run is young.
-      if (!target) grow(workers.size + 1);
-      if (!target) {
-        const now = Date.now();
-        for (const w of ready) {
-          const running = current(w);
-          const young = !running || now - running.startedAt <= youngMs;
-          if (young && w.runs.length <= depth && (!target || w.runs.length < target.runs.length)) target = w;
+    if (pumping) return; // apply() pumps again; the outer loop sees its changes
+    pumping = true;
+    try {
+      while (backlog.length > 0 && !closed) {
+        const ready = [...workers].filter(takesRuns);
+        let target = ready.find((w) => w.runs.length === 0);
+        // No idle worker: one more is started (it takes runs once ready); meanwhile the run may wait
+        // inside a worker whose current run is young.
+        if (!target) grow(workers.size + 1);
+        if (!target) {
+          const now = Date.now();
+          for (const w of ready) {
+            const running = current(w);
+            const young = !running || now - running.startedAt <= youngMs;
+            if (young && w.runs.length <= depth && (!target || w.runs.length < target.runs.length)) target = w;
+          }
         }
+        if (!target) return;
+        const run = backlog.shift()!;
+        apply(run, { type: 'hand', worker: target });
       }
-      if (!target) return;
-      const a = backlog.shift()!;
-      a.worker = target;
-      target.runs.push(a);
-      const { runId, module, context, stdoutPath, stderrPath, startAt, maxLogBytes } = a.spec;
-      send(target, { type: 'run', runId, module, context, stdoutPath, stderrPath, ...(startAt !== undefined ? { startAt } : {}), ...(maxLogBytes !== undefined ? { maxLogBytes } : {}) });
-      if (target.runs.length > 1 && !recallTimer) recallTimer = setTimeout(recallStuck, youngMs);
+    } finally {
+      pumping = false;
     }
   }
 
@@ -357,21 +475,6 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     }
   }
 
-  /** Takes back a run that has not started; `done` then says `withdrawn`. */
-  function withdraw(a: Active): void {
-    if (a.done || a.started || a.ended) return;
-    if (!a.worker) {
-      backlog.splice(backlog.indexOf(a), 1);
-      finish(a, 'aborted', null, null, 'withdrawn before it started', true);
-      return;
-    }
-    a.withdrawing = true;
-    if (!a.recalling) {
-      a.recalling = true;
-      send(a.worker, { type: 'cancel', runId: a.spec.runId });
-    }
-  }
-
   grow(min);
 
   return {
@@ -379,33 +482,33 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       return workers.size;
     },
     run(spec) {
-      const active: Active = {
+      const run: Run = {
         spec,
+        state: { kind: 'waiting' },
         startedAt: Date.now(),
-        started: false,
-        recalling: false,
-        withdrawing: false,
+        owner: true,
         stdout: createOutputTail(),
         stderr: createOutputTail(),
         stdoutFile: createLazyFile(spec.stdoutPath, { maxBytes: spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES }),
         stderrFile: createLazyFile(spec.stderrPath, { maxBytes: spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES }),
         timers: [],
-        done: false,
         resolve: () => undefined,
       };
-      const done = new Promise<RunResult>((resolve) => { active.resolve = resolve; });
-      backlog.push(active);
+      const done = new Promise<RunResult>((resolve) => { run.resolve = resolve; });
+      backlog.push(run);
       pump();
       return {
         get pid() {
-          return active.started ? active.worker?.child.pid ?? 0 : 0;
+          return hasStarted(run) ? workerOf(run.state)?.child.pid ?? 0 : 0;
         },
         done,
-        stop: (reason, graceMs) => terminate(active, reason, graceMs),
+        stop: (reason, graceMs) => apply(run, { type: 'stop', reason, ...(graceMs !== undefined ? { graceMs } : {}) }),
         setOwner: (owner) => {
-          if (active.worker) send(active.worker, { type: 'ownership', runId: spec.runId, owner });
+          run.owner = owner;
+          const worker = workerOf(run.state);
+          if (worker) send(worker, { type: 'ownership', runId: spec.runId, owner });
         },
-        withdraw: () => withdraw(active),
+        withdraw: () => apply(run, { type: 'withdraw' }),
       };
     },
     warm(count) {
@@ -415,16 +518,29 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     preload(module) {
       if (preloads.has(module)) return;
       preloads.add(module);
-      for (const w of workers) if (w.ready) send(w, { type: 'preload', module });
+      for (const w of workers) if (w.ready && !w.retired) send(w, { type: 'preload', module });
+    },
+    reload(modules) {
+      if (closed) return;
+      if (modules) {
+        const now = new Set(modules);
+        for (const m of preloads) if (!now.has(m)) preloads.delete(m);
+      }
+      for (const w of [...workers]) {
+        w.retired = true;
+        for (const run of [...w.runs]) if (run.state.kind === 'handed') apply(run, { type: 'recall' });
+        if (w.runs.length === 0) retire(w);
+      }
+      grow(floor);
+      pump();
     },
     async close() {
       closed = true;
       if (recallTimer) clearTimeout(recallTimer);
-      for (const a of backlog.splice(0)) finish(a, 'aborted', null, null, 'the executor stopped');
+      for (const run of [...backlog]) apply(run, { type: 'close' });
       const all = [...workers];
       for (const w of all) {
-        for (const a of [...w.runs]) if (!a.started) finish(a, 'aborted', null, null, 'the executor stopped');
-        // (No disconnect() first: Node then never emits 'close' for the child.)
+        for (const run of [...w.runs]) if (run.state.kind === 'handed') apply(run, { type: 'close' });
         kill(w, 'SIGKILL');
       }
       await Promise.all(all.map((w) => w.exited));

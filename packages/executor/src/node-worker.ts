@@ -14,12 +14,22 @@
  * (a synchronous call cannot be told to wait for a drain, and the worker runs one job at a time, so
  * the wait falls on that job alone); past the cap the output is counted and dropped, and the log
  * ends with a marker line. The discarded bytes go back in `done`.
+ *
+ * Each `ctx.log` line starts with its time, ISO 8601 in UTC, and the level:
+ * `2026-11-23T22:31:06.123Z info message` (a message of several lines gets the prefix on each).
+ * `console.*` and `process.stdout.write` are written as they are.
+ *
+ * Every message from the executor is validated (node-protocol.ts); a malformed one is reported on
+ * the worker's stderr (which reaches the executor's log of the running run, if any) and ignored.
+ * The worker exits when its IPC channel closes (the executor is gone).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
+import { getEachMessage, sendMessage } from 'execa';
+import { formatLogLine } from './job-log-line.js';
 import { createLogCap, DEFAULT_MAX_LOG_BYTES, logTruncation, logTruncationMarker, PRIVATE_FILE_MODE, type LogCap } from './lazy-file.js';
-import type { ParentMessage, WorkerMessage } from './node-protocol.js';
+import { parseParentMessage, type RunMessage, type WorkerMessage } from './node-protocol.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 
 interface Capture {
@@ -38,7 +48,8 @@ let owner = true;
 let current: { stdout: Capture; stderr: Capture } | undefined;
 
 const send = (message: WorkerMessage): void => {
-  process.send?.(message);
+  // Rejects only once the executor is gone; the worker then exits.
+  sendMessage(message).catch(() => undefined);
 };
 
 /** Writes all of `buffer` to the capture's file; on an error the file is given up (never a throw). */
@@ -103,8 +114,6 @@ function finish(runId: string, ok: boolean, message: string): void {
   send({ type: 'done', runId, ok, message, stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '', ...(truncated ? { truncated } : {}) });
 }
 
-type RunMessage = Extract<ParentMessage, { type: 'run' }>;
-
 // Runs wait here (the executor may send the next before this one ends: no round trip between two
 // runs), ordered by `startAt` then arrival, and run one at a time, none before its `startAt`. A
 // waiting run can be taken back (`cancel`).
@@ -127,7 +136,13 @@ async function load(module: string): Promise<JobModule | undefined> {
   return job;
 }
 
-process.on('message', (raw: ParentMessage) => {
+function onMessage(input: unknown): void {
+  const parsed = parseParentMessage(input);
+  if (!parsed.ok) {
+    process.stderr.write(`orrery node worker: ignored a malformed message (${parsed.problem})\n`);
+    return;
+  }
+  const raw = parsed.message;
   switch (raw.type) {
     case 'run': {
       let i = queue.length;
@@ -153,11 +168,16 @@ process.on('message', (raw: ParentMessage) => {
     case 'abort':
       if (raw.runId === runningId) controller?.abort(new Error(raw.reason));
       return;
-    case 'ownership':
+    case 'ownership': {
       if (raw.runId === runningId) owner = raw.owner;
+      else {
+        const waiting = queue.find((r) => r.runId === raw.runId);
+        if (waiting) waiting.owner = raw.owner;
+      }
       return;
+    }
   }
-});
+}
 
 async function runNext(): Promise<void> {
   looping = true;
@@ -181,7 +201,7 @@ async function runNext(): Promise<void> {
 
 async function runOne(raw: RunMessage): Promise<void> {
   controller = new AbortController();
-  owner = true;
+  owner = raw.owner ?? true;
   const maxBytes = Math.max(1, raw.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
   const open = (path: string): Capture => ({ path, fd: undefined, cap: createLogCap(maxBytes), maxBytes, tail: createOutputTail() });
   current = { stdout: open(raw.stdoutPath), stderr: open(raw.stderrPath) };
@@ -193,7 +213,7 @@ async function runOne(raw: RunMessage): Promise<void> {
     const ctx = {
       ...raw.context,
       signal,
-      log: (...args: unknown[]) => { process.stdout.write(format(...args) + '\n'); },
+      log: (...args: unknown[]) => { process.stdout.write(formatLogLine(new Date(), args)); },
       isOwner: () => owner,
     };
     const result = (await job.run(ctx)) as { message?: unknown } | undefined;
@@ -206,5 +226,9 @@ async function runOne(raw: RunMessage): Promise<void> {
 }
 
 send({ type: 'ready' });
-// The IPC channel keeps this process alive; when the executor goes, so does it.
-process.on('disconnect', () => process.exit(0));
+// The IPC channel keeps this process alive; when the executor goes (the loop ends), so does it.
+try {
+  for await (const message of getEachMessage()) onMessage(message);
+} finally {
+  process.exit(0);
+}

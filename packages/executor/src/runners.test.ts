@@ -113,7 +113,7 @@ describe('node job pool', () => {
       context: { namespace: 'ns', job: 'j', shardItem: 1, shardTotal: 4, shardParam: 'b', jobParam: 'x', fireTime: 123, runId: 'r-1', fencingToken: 99, attempt: 1 },
     }).done;
     expect(result).toMatchObject({ status: 'succeeded', message: 'done ns/j#1 fire=123 token=99 owner=true' });
-    expect(result.stdoutTail).toBe('item 1 of 4 param b job x\n');
+    expect(result.stdoutTail).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info item 1 of 4 param b job x\n$/); // ctx.log lines carry their time
   });
 
   it('reports a thrown error as failed, with the stack in stderr (plain .js modules work too)', async () => {
