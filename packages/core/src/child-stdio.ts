@@ -8,10 +8,12 @@
  * `zookeeper` package closes it — again and again, while the child lives. Node cannot set
  * close-on-exec on a descriptor it did not open, but `spawn` can put something else at any
  * descriptor number in the child: {@link stdioWithoutSockets} extends a `stdio` array so that every
- * socket descriptor of this process above it becomes `/dev/null` in the child. (Node's own sockets
- * are close-on-exec already; replacing them changes nothing.)
+ * socket descriptor of this process above it becomes `/dev/null` in the child. Sockets that are
+ * close-on-exec already (Node's own: its servers, connections, IPC channels and the pipes of the
+ * children it started) are left out — they never reach a child — which keeps the array short
+ * while a burst of runs holds hundreds of pipes open.
  */
-import { openSync, readdirSync, readlinkSync } from 'node:fs';
+import { openSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import type { StdioOptions } from 'node:child_process';
 
 let devNull: number | undefined;
@@ -38,7 +40,20 @@ function socketFdsThisTurn(): number[] {
   return scan;
 }
 
-/** Socket descriptors of this process, now. */
+/** O_CLOEXEC in the `flags` (octal) of /proc/self/fdinfo. */
+const O_CLOEXEC = 0o2000000;
+
+/** True when descriptor `name` is close-on-exec (false when that cannot be read: it is covered). */
+function isCloseOnExec(name: string): boolean {
+  try {
+    const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${name}`, 'utf8'))?.[1];
+    return flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Socket descriptors of this process that a child would inherit, now. */
 function socketFds(): number[] {
   const fds: number[] = [];
   try {
@@ -46,7 +61,7 @@ function socketFds(): number[] {
       const fd = Number(name);
       if (fd <= 2) continue;
       try {
-        if (readlinkSync(`/proc/self/fd/${name}`).startsWith('socket:')) fds.push(fd);
+        if (readlinkSync(`/proc/self/fd/${name}`).startsWith('socket:') && !isCloseOnExec(name)) fds.push(fd);
       } catch {
         // closed meanwhile (the directory's own descriptor, say)
       }

@@ -204,22 +204,43 @@ export async function transactionsPerRun(server: ZooKeeperServer, seconds: numbe
   return { runs: records.length, transactions: b.zxid - a.zxid, perRun: (b.zxid - a.zxid) / records.length };
 }
 
-export async function runExecutorBench(seconds = 60): Promise<{ rows: LatenessRow[]; floor: Distribution; idle: IdleRow; tx: TxRow }> {
+/** The parts of the executor bench, all run by default (`ORRERY_BENCH_EXECUTOR=shell` names some, see run.ts). */
+export const EXECUTOR_BENCH_PARTS = ['node', 'shell', 'idle', 'tx'] as const;
+export type ExecutorBenchPart = (typeof EXECUTOR_BENCH_PARTS)[number];
+
+/** The shell scenario's target: its lateness p99 at most this many times the spawn floor's p99 of the same run. */
+export const SHELL_FLOOR_RATIO_TARGET = 1.3;
+
+export interface ExecutorBenchResult {
+  rows: LatenessRow[];
+  floor: Distribution;
+  /** The shell scenario's lateness p99 ÷ the floor's p99 (present when the shell scenario ran). */
+  shellFloorRatio?: number;
+  idle?: IdleRow;
+  tx?: TxRow;
+}
+
+export async function runExecutorBench(seconds = 60, parts: readonly ExecutorBenchPart[] = EXECUTOR_BENCH_PARTS): Promise<ExecutorBenchResult> {
   // The JVM's full JIT and default collector, as production runs (as the failover bench does); the
   // tests' quick-start settings (C1 only, a serial collector in 256 MB) measure a slower server.
   const server = await startZooKeeper({ tickTimeMs: 500, fastStart: false });
   try {
     const floor = await spawnFloor();
-    const rows = [
-      await lateness(server, '100 node jobs', 100, 'node', seconds),
-      await lateness(server, '1,000 node jobs', 1000, 'node', seconds),
-      await lateness(server, '100 shell jobs', 100, 'shell', seconds),
-    ];
-    const idleRow = await idle(server, 1000, 60);
-    const tx = await transactionsPerRun(server, 10);
-    return { rows, floor, idle: idleRow, tx };
+    const rows: LatenessRow[] = [];
+    if (parts.includes('node')) {
+      rows.push(await lateness(server, '100 node jobs', 100, 'node', seconds));
+      rows.push(await lateness(server, '1,000 node jobs', 1000, 'node', seconds));
+    }
+    let shellFloorRatio: number | undefined;
+    if (parts.includes('shell')) {
+      const shell = await lateness(server, '100 shell jobs', 100, 'shell', seconds);
+      rows.push(shell);
+      shellFloorRatio = shell.lateness.p99 / floor.p99;
+    }
+    const idleRow = parts.includes('idle') ? await idle(server, 1000, 60) : undefined;
+    const tx = parts.includes('tx') ? await transactionsPerRun(server, 10) : undefined;
+    return { rows, floor, ...(shellFloorRatio !== undefined ? { shellFloorRatio } : {}), ...(idleRow ? { idle: idleRow } : {}), ...(tx ? { tx } : {}) };
   } finally {
     await server.stop();
   }
 }
-

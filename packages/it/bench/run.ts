@@ -2,7 +2,7 @@
 import { cpus, totalmem } from 'node:os';
 import { runAllocatorBench, runMixedAllocatorBench } from './allocator-bench.js';
 import { CONSOLE_BENCH_CONNECTIONS, runConsoleBench } from './console-bench.js';
-import { runExecutorBench } from './executor-bench.js';
+import { EXECUTOR_BENCH_PARTS, SHELL_FLOOR_RATIO_TARGET, runExecutorBench, type ExecutorBenchPart } from './executor-bench.js';
 import { runFailoverBench } from './failover-bench.js';
 
 const only = process.argv[2];
@@ -25,14 +25,17 @@ if (!only || only === 'allocator') {
 if (!only || only === 'executor') {
   const seconds = Number(process.env.ORRERY_BENCH_SECONDS ?? 60);
   console.log(`## Executor: fire lateness, every job on \`* * * * * *\`, one executor, ${seconds} s of steady state per scenario (from the first two fires in a row that ran for every job)\n`);
-  const r = await runExecutorBench(seconds);
+  // ORRERY_BENCH_EXECUTOR=shell (or node,idle,tx — a comma list): only those parts; the floor always.
+  const parts = (process.env.ORRERY_BENCH_EXECUTOR ?? EXECUTOR_BENCH_PARTS.join(',')).split(',').map((p) => p.trim()).filter((p): p is ExecutorBenchPart => (EXECUTOR_BENCH_PARTS as readonly string[]).includes(p));
+  const r = await runExecutorBench(seconds, parts);
   const ms = (v: number) => `${Math.round(v)}`;
   console.log('| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | not succeeded | start-up: s until steady, fires missed meanwhile |');
   console.log('|---|---|---|---|---|---|---|');
   for (const row of r.rows) console.log(`| ${row.scenario} | ${ms(row.lateness.p50)} / ${ms(row.lateness.p99)} / ${ms(row.lateness.max)} | ${row.runs} | ${row.missed} | ${row.duplicates} | ${row.failed} | ${row.startupSeconds} s, ${row.startupMissed} |`);
   console.log(`\nSpawn floor (this Node spawning 100 \`sh -c 'exit 0'\` at once, ms from the burst to each spawn, ${r.floor.count} spawns): p50 ${r.floor.p50.toFixed(1)}, p99 ${r.floor.p99.toFixed(1)}, max ${r.floor.max.toFixed(1)}.`);
-  console.log(`Idle executor with ${r.idle.jobs} jobs, ${r.idle.seconds.toFixed(0)} s after they were applied: RSS ${r.idle.rssMb.toFixed(0)} MB (peak ${r.idle.peakRssMb.toFixed(0)} MB in that time), CPU ${r.idle.cpuPercent.toFixed(1)} %.`);
-  console.log(`ZooKeeper transactions per shard run: ${r.tx.transactions} transactions for ${r.tx.runs} runs = ${r.tx.perRun.toFixed(2)} per run (Zxid delta from srvr).`);
+  if (r.shellFloorRatio !== undefined) console.log(`Shell p99 ÷ floor p99 = ${r.shellFloorRatio.toFixed(2)} (target ≤ ${SHELL_FLOOR_RATIO_TARGET}).`);
+  if (r.idle) console.log(`Idle executor with ${r.idle.jobs} jobs, ${r.idle.seconds.toFixed(0)} s after they were applied: RSS ${r.idle.rssMb.toFixed(0)} MB (peak ${r.idle.peakRssMb.toFixed(0)} MB in that time), CPU ${r.idle.cpuPercent.toFixed(1)} %.`);
+  if (r.tx) console.log(`ZooKeeper transactions per shard run: ${r.tx.transactions} transactions for ${r.tx.runs} runs = ${r.tx.perRun.toFixed(2)} per run (Zxid delta from srvr).`);
   console.log('');
 }
 
