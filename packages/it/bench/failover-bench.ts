@@ -160,6 +160,8 @@ export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: nu
       // Host-loss-like: the guard and the job's processes die with the executor (a lost host takes
       // all of them), so nothing is left to close the session — it expires.
       if (kill === 'host') {
+        // Frozen first, so it cannot see its run die and record it before it dies itself.
+        victimProcess.kill('SIGSTOP');
         process.kill(guardPid(victimProcess), 'SIGKILL');
         for (const pgid of recordedGroups(join(b.dir, victim))) {
           try {
