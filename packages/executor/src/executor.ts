@@ -55,6 +55,7 @@ import { createHistory, type History } from './history.js';
 import { startExecutorHttp, type ExecutorHttp } from './http-api.js';
 import { jobEnvironment, redactSecrets, secretValues } from './job-env.js';
 import { loadJobModules, type JobModules } from './job-modules.js';
+import { createJobFolderWatch } from './job-folder-watch.js';
 import { createJobRuntime, type JobRuntime } from './job-runtime.js';
 import { createNodePool, type NodePool } from './node-pool.js';
 import { createRunAlarms } from './run-alarms.js';
@@ -351,7 +352,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
       // Private: result files of runs land here.
       mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
       chmodSync(tmpDir, 0o700);
-      modules = await loadJobModules(options.jobsDir, undefined, jobEnv);
+      modules = await loadJobModules(options.jobsDir, undefined, jobEnv, logger);
       // What a crashed previous life of this executor left running dies before it registers.
       const reaped = await orphans.reap();
       if (reaped.length > 0) logger.warn({ groups: reaped }, 'killed job process groups left by a previous run of this executor');
@@ -359,6 +360,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         min: modules.size > 0 ? (options.nodeWorkers?.min ?? 1) : 0,
         max: options.nodeWorkers?.max ?? 8,
         env: jobEnv,
+        logger,
         onWorker: (pgid, exited) => {
           fence.track(pgid);
           void exited.then(() => fence.untrack(pgid));
@@ -399,6 +401,18 @@ export function createExecutor(options: ExecutorOptions): Executor {
       if (nameState === 'predecessor') logger.warn('waiting for the session of this executor\'s previous process to expire');
       presence = createEphemeralNode(zk, paths.executorPresence(namespace, name), info, { conflict: nameState === 'predecessor' ? 'wait' : 'fail' });
       await presence.start();
+      if (options.jobsDir) {
+        // Hot reload: edited, added or removed job modules take effect without a restart.
+        const jobsWatch = createJobFolderWatch({
+          dir: options.jobsDir, modules: modules as Map<string, string>, pool: nodePool, logger, env: jobEnv,
+          onHandlers: (handlers) => {
+            if (!presence || !presenceInfo || leaving) return;
+            presenceInfo = { ...presenceInfo, handlers };
+            presence.update(presenceInfo).catch((error: unknown) => logger.warn({ err: toError(error) }, 'could not announce the new handlers'));
+          },
+        });
+        offs.push(() => jobsWatch.close());
+      }
       offs.push(presence.on('node:created', ({ sessionId }) => emitter.emit('executor:registered', { name, sessionId })));
       offs.push(zk.on('session', () => {
         void watchSummary();

@@ -3,7 +3,9 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadJobModules } from './job-modules.js';
+import { pino } from 'pino';
+import { describeProblems, discoverJobModules, loadJobModules } from './job-modules.js';
+import { isJobFileCandidate } from './job-file-rule.js';
 
 function jobsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'orrery-jobs-'));
@@ -12,6 +14,16 @@ function jobsDir(files: Record<string, string>): string {
 }
 
 const job = (name: string, extra = ''): string => `${extra}\nexport default { name: '${name}', run: () => undefined };\n`;
+
+describe('isJobFileCandidate', () => {
+  it.each([
+    ['job.ts', true], ['job.mts', true], ['job.js', true], ['job.mjs', true],
+    ['job.cjs', false], ['job.json', false], ['notes.txt', false], ['types.d.ts', false], ['types.d.mts', false],
+    ['job.test.ts', false], ['job.test.mjs', false], ['_shared.ts', false], ['.eslintrc.js', false],
+  ])('%s → %s', (file, expected) => {
+    expect(isJobFileCandidate(file)).toBe(expected);
+  });
+});
 
 describe('loadJobModules', () => {
   it('learns every handler of .ts, .mts, .js and .mjs modules, skipping tests and .d.ts', async () => {
@@ -42,22 +54,33 @@ describe('loadJobModules', () => {
     expect(pid).not.toBe(process.pid);
   });
 
-  it('refuses the folder naming every bad file and the rule it breaks', async () => {
+  it('loads the jobs of a folder beside its helpers, reporting each bad file by name and reason', async () => {
     const dir = jobsDir({
       'broken.ts': 'export default {',
-      'empty.ts': 'export const x = 1;',
+      'helper.ts': 'export const x = 1;\nexport default function helper() { return 2; }',
       'badname.ts': job('no spaces allowed'),
       'one.ts': job('twin'),
       'two.ts': job('twin'),
       'fine.ts': job('fine'),
+      '_private.ts': 'throw new Error("an underscore file is never imported")',
+      '.hidden.js': 'throw new Error("a dot file is never imported")',
     });
-    const error = await loadJobModules(dir).then(() => undefined, (e: Error) => e);
-    expect(error?.message).toContain(`--jobs ${dir}: `);
-    expect(error?.message).toMatch(/broken\.ts: cannot be imported: /);
-    expect(error?.message).toContain('empty.ts: its default export must be defineJob({ name, run })');
-    expect(error?.message).toContain("badname.ts: name 'no spaces allowed' must match ^[A-Za-z0-9_-]{1,64}$");
-    expect(error?.message).toContain(`two.ts: name 'twin' is also defined by ${join(dir, 'one.ts')}`);
-    expect(error?.message).not.toContain('fine.ts');
+    mkdirSync(join(dir, 'lib'));
+    writeFileSync(join(dir, 'lib', 'nested.ts'), job('nested')); // subfolders hold helpers, never jobs
+    const folder = await discoverJobModules(dir);
+    expect([...folder.modules]).toEqual([['fine', join(dir, 'fine.ts')], ['twin', join(dir, 'one.ts')]]);
+    expect(folder.helpers).toEqual(['helper.ts']);
+    expect(folder.problems.map((p) => p.file)).toEqual(['badname.ts', 'broken.ts', 'two.ts']);
+    expect(folder.problems[1]!.reason).toMatch(/^cannot be imported: /);
+    expect(describeProblems(folder.problems)).toContain("badname.ts: name 'no spaces allowed' must match ^[A-Za-z0-9_-]{1,64}$");
+    expect(describeProblems(folder.problems)).toContain(`two.ts: name 'twin' is also defined by ${join(dir, 'one.ts')}`);
+    // loadJobModules gives the jobs and logs the rest (it refuses nothing but an unreadable folder).
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } });
+    const modules = await loadJobModules(dir, undefined, undefined, logger);
+    expect([...modules.keys()]).toEqual(['fine', 'twin']);
+    expect(lines.filter((l) => l.msg === 'a file of the jobs folder is not a job').map((l) => l.file)).toEqual(['badname.ts', 'broken.ts', 'two.ts']);
+    expect(lines.filter((l) => l.msg === 'a module of the jobs folder is a helper, not a job').map((l) => l.file)).toEqual(['helper.ts']);
   });
 
   it('says so when the folder cannot be read', async () => {

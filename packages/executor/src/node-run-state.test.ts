@@ -75,7 +75,7 @@ describe('stepNodeRun', () => {
       let finishes = 0;
       let startedSeen = false;
       for (const e of events) {
-        const step = stepNodeRun(state, e);
+        const step: { state: S; effects: NodeRunEffect[] } = stepNodeRun(state, e);
         for (const effect of step.effects) {
           if (effect.do === 'announce-start') startedSeen = true;
           if (effect.do === 'finish') {
