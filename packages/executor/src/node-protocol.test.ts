@@ -1,0 +1,61 @@
+// The messages between the executor and its Node workers: what each side accepts.
+import { describe, expect, it } from 'vitest';
+import { MAX_ID_LENGTH, parseParentMessage, parseWorkerMessage } from './node-protocol.js';
+
+const run = { type: 'run', runId: 'r1', module: '/jobs/a.ts', context: { shardItem: 1 }, stdoutPath: '/tmp/o', stderrPath: '/tmp/e' };
+
+describe('parseParentMessage', () => {
+  it.each<[string, unknown, boolean]>([
+    ['a run', run, true],
+    ['a run with startAt, a log cap and owner', { ...run, startAt: 1_700_000_000_000, maxLogBytes: 1024, owner: false }, true],
+    ['a run without a module', { ...run, module: undefined }, false],
+    ['a run with a context that is not an object', { ...run, context: 'x' }, false],
+    ['a run with a negative startAt', { ...run, startAt: -1 }, false],
+    ['a run with a zero log cap', { ...run, maxLogBytes: 0 }, false],
+    ['a run with an over-long run id', { ...run, runId: 'x'.repeat(MAX_ID_LENGTH + 1) }, false],
+    ['a preload', { type: 'preload', module: '/jobs/a.ts' }, true],
+    ['a cancel', { type: 'cancel', runId: 'r1' }, true],
+    ['a cancel with an empty run id', { type: 'cancel', runId: '' }, false],
+    ['an abort', { type: 'abort', runId: 'r1', reason: 'timed-out' }, true],
+    ['an ownership', { type: 'ownership', runId: 'r1', owner: false }, true],
+    ['an ownership that is not a boolean', { type: 'ownership', runId: 'r1', owner: 'no' }, false],
+    ['an unknown type', { type: 'exec', command: 'rm -rf /' }, false],
+    ['a worker message', { type: 'ready' }, false],
+    ['null', null, false],
+    ['a string', 'run', false],
+  ])('%s → %s', (_, input, ok) => {
+    const parsed = parseParentMessage(input);
+    expect(parsed.ok).toBe(ok);
+    if (!parsed.ok) expect(parsed.problem.length).toBeGreaterThan(0);
+  });
+});
+
+describe('parseWorkerMessage', () => {
+  const done = { type: 'done', runId: 'r1', ok: true, message: 'fine', stdoutTail: '', stderrTail: 'x' };
+  it.each<[string, unknown, boolean]>([
+    ['ready', { type: 'ready' }, true],
+    ['started', { type: 'started', runId: 'r1', at: 1_700_000_000_000 }, true],
+    ['started at a time that is not a number', { type: 'started', runId: 'r1', at: 'now' }, false],
+    ['started at NaN', { type: 'started', runId: 'r1', at: Number.NaN }, false],
+    ['cancelled', { type: 'cancelled', runId: 'r1' }, true],
+    ['cancelled with a numeric run id', { type: 'cancelled', runId: 42 }, false],
+    ['done', done, true],
+    ['done with truncation counts', { ...done, truncated: { stdout: 10 } }, true],
+    ['done with a negative truncation', { ...done, truncated: { stdout: -1 } }, false],
+    ['done whose ok is not a boolean', { ...done, ok: 'yes' }, false],
+    ['done without tails', { type: 'done', runId: 'r1', ok: true, message: '' }, false],
+    ['an executor message', run, false],
+    ['an array', [], false],
+  ])('%s → %s', (_, input, ok) => {
+    expect(parseWorkerMessage(input).ok).toBe(ok);
+  });
+
+  it('names the message type and the field in its problem, not the values', () => {
+    const parsed = parseWorkerMessage({ type: 'done', runId: 'r1', ok: 'secret-value', message: '', stdoutTail: '', stderrTail: '' });
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) {
+      expect(parsed.problem).toMatch(/^done: /);
+      expect(parsed.problem).not.toContain('secret-value');
+    }
+  });
+});
