@@ -58,6 +58,25 @@ describe('ownership', () => {
   });
 });
 
+describe('the worker process', () => {
+  it('leads its own process group and holds none of the executor\'s secrets', async () => {
+    const env = { PATH: process.env.PATH, HOME: '/home/x', ORRERY_CLUSTER_TOKEN: 'cluster-secret', ORRERY_ZK_AUTH: 'u:p', ORRERY_ADMIN_PASSWORD: 'admin-secret', SHOP_MODE: 'test' };
+    const groups: number[] = [];
+    const pool = createNodePool({ min: 1, max: 1, env, onWorker: (pgid) => groups.push(pgid) });
+    try {
+      const run = pool.run({ ...io(), runId: 'proc-1', module: fixture('reports-process.ts'), context: { jobParam: 'ORRERY_CLUSTER_TOKEN,ORRERY_ZK_AUTH,ORRERY_ADMIN_PASSWORD,SHOP_MODE,HOME' } });
+      const result = await run.done;
+      expect(result.status).toBe('succeeded');
+      const seen = JSON.parse(result.message) as { pid: number; pgrp: number; env: Record<string, string | null> };
+      expect(seen.env).toEqual({ ORRERY_CLUSTER_TOKEN: null, ORRERY_ZK_AUTH: null, ORRERY_ADMIN_PASSWORD: null, SHOP_MODE: 'test', HOME: '/home/x' });
+      expect(seen.pgrp).toBe(seen.pid);
+      expect(groups).toEqual([seen.pid]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 describe('ctx.log', () => {
   it('starts every line with an ISO 8601 UTC time and the level; console output is left as it is', async () => {
     const pool = createNodePool({ min: 1, max: 1 });
