@@ -288,4 +288,30 @@ describe('every fire that does not run is counted by reason', () => {
     }
   }, 60_000);
 
+
+  it('a fire while the executor is cut off from ZooKeeper: not-connected, counted; firing resumes once the link is back', async () => {
+    const job = 'cut-off';
+    const before = await counted('not-connected');
+    try {
+      await ownedJob({ name: job, cron: '* * * * * *', command: 'true' });
+      await waitForEvent(executor, 'run:finished', { predicate: (e) => e.job === job, timeoutMs: 15_000 });
+      const fenced = waitForEvent(executor, 'fenced', { timeoutMs: 30_000 });
+      const notConnected = waitForEvent(executor, 'fire:skipped', { predicate: skipped(job, 'not-connected'), timeoutMs: 30_000 });
+      proxy.blackhole();
+      try {
+        await fenced;
+        await notConnected;
+      } finally {
+        proxy.forward();
+        proxy.reset();
+      }
+      expect(await counted('not-connected')).toBeGreaterThan(before);
+      expect(lines.some((l) => l.job === job && (l.msg === 'fire skipped' || l.msg === 'fires skipped') && l.reason === 'not-connected')).toBe(true);
+      // Back (in the same session, or a new one): the job fires again.
+      const resumedAt = Date.now();
+      await waitForEvent(executor, 'run:finished', { predicate: (e) => e.job === job && e.fireTime > resumedAt, timeoutMs: 40_000 });
+    } finally {
+      await setConfig({ name: job, cron: '* * * * * *', command: 'true', enabled: false }).catch(() => undefined);
+    }
+  }, 120_000);
 });
