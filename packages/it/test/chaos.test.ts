@@ -2,7 +2,8 @@
 // jobs writing a run ledger; faults by kill -9, SIGSTOP, a black-holing TCP proxy, and ZooKeeper
 // servers killed and restarted. Every scenario ends with the ledger checker (run-ledger.ts): no two
 // runs of a shard overlap, no fire runs twice except a declared failover re-run, tokens grow, and
-// no fire is missed outside the fault window. Executors run with a 3 s session timeout.
+// no fire is missed outside the fault window. Executors run with a 3 s session timeout (the victim of
+// the guard's session close runs with 30 s, so its failover cannot come from an expiry).
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { paths, readJson, readShard } from '@orrery/core';
