@@ -1,6 +1,6 @@
 /**
  * Hot reload of `--jobs DIR`: watches the folder (and its subfolders, where helper modules may
- * live) and, once changes settle for {@link RELOAD_DEBOUNCE_MS}, discovers its jobs again
+ * live — but not `node_modules` nor hidden ones) and, once changes settle for {@link RELOAD_DEBOUNCE_MS}, discovers its jobs again
  * (job-modules.ts) and
  * - updates `modules` in place (the map every job runtime reads a handler's module from),
  * - has the pool retire its workers ({@link NodePool.reload}), so the next run of any job imports
@@ -13,13 +13,19 @@
  * Not guaranteed: changes on file systems without inotify events (some network mounts) are not
  * seen — restart the executor there.
  */
-import { watch, type FSWatcher } from 'node:fs';
+import { readdirSync, watch, type Dirent, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 import { toError, type Logger } from '@orrery/core';
 import { discoverJobModules, logJobFolder } from './job-modules.js';
 import type { NodePool } from './node-pool.js';
 
 /** Quiet time after the last change before the folder is read again (an editor saves in steps), ms. */
 export const RELOAD_DEBOUNCE_MS = 300;
+/**
+ * Subfolders not watched: installed dependencies (thousands of files, changed by `npm install`,
+ * after which a touch of a job file reloads) and hidden ones (`.git`).
+ */
+const SKIPPED_FOLDER = /^(node_modules$|\.)/;
 /** Files whose change may change a job: modules and JSON a module may import. */
 const RELEVANT = /\.(ts|mts|cts|js|mjs|cjs|json)$/;
 
@@ -76,6 +82,7 @@ export function createJobFolderWatch(options: JobFolderWatchOptions): JobFolderW
           const handlers = [...modules.keys()].sort();
           logger.info({ dir, handlers }, 'jobs folder reloaded');
           if (changed) options.onHandlers?.(handlers);
+          syncWatchers();
           options.onReloaded?.(handlers);
         } catch (error) {
           if (closed) return;
@@ -88,30 +95,63 @@ export function createJobFolderWatch(options: JobFolderWatchOptions): JobFolderW
   }
 
   const schedule = (file: string | null): void => {
+    // (A new subfolder shows up as a change without a relevant extension: watch it too.)
+    if (file !== null && !RELEVANT.test(file)) syncWatchers();
     if (closed || (file !== null && !RELEVANT.test(file))) return;
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => { timer = undefined; void reload(); }, RELOAD_DEBOUNCE_MS);
   };
 
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dir, { recursive: true, persistent: false }, (_event, file) => schedule(file === null ? null : String(file)));
-  } catch {
+  /** Path → its watcher: the folder itself (top level), and each subfolder but the skipped ones (whole). */
+  const watchers = new Map<string, FSWatcher>();
+  let warned = false;
+  const open = (path: string, recursive: boolean): void => {
+    if (watchers.has(path)) return;
     try {
-      // No recursive watch here: top-level files only.
-      watcher = watch(dir, { persistent: false }, (_event, file) => schedule(file === null ? null : String(file)));
+      const w = watch(path, { recursive, persistent: false }, (_event, file) => schedule(file === null ? null : String(file)));
+      w.on('error', () => { w.close(); watchers.delete(path); });
+      watchers.set(path, w);
     } catch (error) {
-      logger.warn({ dir, err: toError(error) }, 'cannot watch the jobs folder: edits take effect after a restart');
+      if (recursive) open(path, false); // no recursive watch here: its top level only
+      else if (!warned) {
+        warned = true;
+        logger.warn({ dir, path, err: toError(error) }, 'cannot watch the jobs folder: edits take effect after a restart');
+      }
     }
-  }
-  watcher?.on('error', (error) => logger.warn({ dir, err: toError(error) }, 'the watch of the jobs folder failed: edits take effect after a restart'));
+  };
+  /** Watches the folder and its subfolders as they are now (called again after each reload). */
+  const syncWatchers = (): void => {
+    if (closed) return;
+    open(dir, false);
+    let entries: Dirent[] = [];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    const now = new Set<string>([dir]);
+    for (const e of entries) {
+      if (!e.isDirectory() || SKIPPED_FOLDER.test(e.name)) continue;
+      const path = join(dir, e.name);
+      now.add(path);
+      open(path, true);
+    }
+    for (const [path, w] of watchers) {
+      if (!now.has(path)) {
+        w.close();
+        watchers.delete(path);
+      }
+    }
+  };
+  syncWatchers();
 
   return {
     close() {
       if (closed) return;
       closed = true;
       if (timer) clearTimeout(timer);
-      watcher?.close();
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
       abort.abort();
     },
   };

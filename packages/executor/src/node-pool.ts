@@ -261,6 +261,9 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
           send(w, { type: 'abort', runId: run.spec.runId, reason: run.state.kind === 'stopping' ? run.state.reason : 'stop' });
           kill(w, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
           run.timers.push(setTimeout(() => kill(w, 'SIGKILL'), graceMs));
+          // A job that catches SIGTERM keeps its worker alive through the grace: the runs waiting
+          // there are taken back now rather than started in a worker about to be killed.
+          for (const other of [...w.runs]) if (other !== run && other.state.kind === 'handed') apply(other, { type: 'recall' });
           break;
         }
         case 'shorten-grace':
