@@ -237,10 +237,7 @@ describe('ctx.isOwner()', () => {
     expect(await finished).toMatchObject({ recorded: false });
   }, 60_000);
 
-  // The fence tells the run before it stops it (job-runtime.ts `fence`), but the Node pool then
-  // SIGTERMs the worker at once, which ends it before the job can look at isOwner(): until the pool
-  // lets a stopped job see its abort (node-pool.ts, not this module's), this cannot pass.
-  it.skip('turns false for a Node run whose executor is cut off from ZooKeeper (the self-fence)', async () => {
+  it('turns false for a Node run whose executor is cut off from ZooKeeper (the self-fence)', async () => {
     const job = 'owner-fenced';
     const ledger = join(dir, `${job}.txt`);
     appendFileSync(ledger, '');
