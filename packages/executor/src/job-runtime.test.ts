@@ -286,6 +286,32 @@ describe('every fire that does not run is counted by reason', () => {
   }, 60_000);
 
 
+  it('a cron fire that finds a crashed run waiting for its failover re-run: failover-pending, counted; the re-run comes first', async () => {
+    const job = 'pending';
+    const before = await counted('failover-pending');
+    try {
+      await ownedJob({ name: job, cron: '* * * * * *', failover: true, command: 'true' });
+      await waitForEvent(executor, 'run:finished', { predicate: (e) => e.job === job, timeoutMs: 15_000 });
+      // A crashed run of an earlier fire, marked by hand as a job leader would (no command: the
+      // next cron claim finds the mark).
+      const crashedFire = Math.floor(Date.now() / 1000) * 1000 - 10_000;
+      const mark = { state: 'failover', executor: 'ghost', session: 'dead', runId: 'ghost-run', fireTime: crashedFire, startedAt: crashedFire, attempt: 1, markedAt: Date.now() };
+      const pending = waitForEvent(executor, 'fire:skipped', { predicate: skipped(job, 'failover-pending'), timeoutMs: 15_000 });
+      const rerun = waitForEvent(executor, 'run:started', { predicate: (e) => e.job === job && e.trigger === 'failover', timeoutMs: 15_000 });
+      const path = paths.jobShard(NS, job, 0);
+      await eventually(async () => {
+        const shard = await readShard(admin, path);
+        expect(shard?.state.state).toBe('idle');
+        await admin.set(path, encodeJson(mark), shard!.version);
+      }, { timeoutMs: 10_000, intervalMs: 50 });
+      await pending;
+      expect((await rerun).fireTime).toBe(crashedFire);
+      expect(await counted('failover-pending')).toBeGreaterThan(before);
+    } finally {
+      await setConfig({ name: job, cron: '* * * * * *', failover: true, command: 'true', enabled: false });
+    }
+  }, 60_000);
+
   it('a fire while the executor is cut off from ZooKeeper: not-connected, counted; firing resumes once the link is back', async () => {
     const job = 'cut-off';
     const before = await counted('not-connected');
