@@ -26,7 +26,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
-import { getEachMessage, sendMessage } from 'execa';
 import { formatLogLine } from './job-log-line.js';
 import { createLogCap, DEFAULT_MAX_LOG_BYTES, logTruncation, logTruncationMarker, PRIVATE_FILE_MODE, type LogCap } from './lazy-file.js';
 import { parseParentMessage, type RunMessage, type WorkerMessage } from './node-protocol.js';
@@ -48,8 +47,8 @@ let owner = true;
 let current: { stdout: Capture; stderr: Capture } | undefined;
 
 const send = (message: WorkerMessage): void => {
-  // Rejects only once the executor is gone; the worker then exits.
-  sendMessage(message).catch(() => undefined);
+  // (Fails only once the executor is gone; the worker then exits on 'disconnect'.)
+  process.send?.(message, () => undefined);
 };
 
 /** Writes all of `buffer` to the capture's file; on an error the file is given up (never a throw). */
@@ -227,8 +226,5 @@ async function runOne(raw: RunMessage): Promise<void> {
 
 send({ type: 'ready' });
 // The IPC channel keeps this process alive; when the executor goes (the loop ends), so does it.
-try {
-  for await (const message of getEachMessage()) onMessage(message);
-} finally {
-  process.exit(0);
-}
+process.on('message', onMessage);
+process.on('disconnect', () => process.exit(0));
