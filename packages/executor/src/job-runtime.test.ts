@@ -312,6 +312,22 @@ describe('every fire that does not run is counted by reason', () => {
     }
   }, 60_000);
 
+  it('a job deleted while a fire waits behind its run: the waiting fire is dropped (job-deleted) and counted', async () => {
+    const job = 'deleted';
+    const before = await counted('job-deleted');
+    await ownedJob({ name: job, cron: '* * * * * *', overlap: 'queue', command: 'sleep 3' });
+    await waitForEvent(executor, 'fire:skipped', { predicate: skipped(job, 'overlap'), timeoutMs: 20_000 });
+    const dropped = waitForEvent(executor, 'fire:skipped', { predicate: skipped(job, 'job-deleted'), timeoutMs: 10_000 });
+    // As `orrery job delete --force` does; a node created meanwhile (a command, a latch) is deleted on the next try.
+    await eventually(() => admin.deleteRecursive(paths.job(NS, job)), { timeoutMs: 10_000, intervalMs: 50 });
+    await dropped;
+    expect(await counted('job-deleted')).toBeGreaterThan(before);
+    // The executor no longer has the job.
+    delete owned[job];
+    await admin.set(paths.executorAssignment(NS, EXECUTOR), encodeJson({ allocatorEpoch: 1, jobs: owned }));
+    await eventually(() => expect(executor.jobs()).not.toContain(job), { timeoutMs: 10_000 });
+  }, 60_000);
+
   it('a fire while the executor is cut off from ZooKeeper: not-connected, counted; firing resumes once the link is back', async () => {
     const job = 'cut-off';
     const before = await counted('not-connected');
