@@ -12,6 +12,7 @@ import { eventually } from '@orrery/core/testing';
 import { createJobFolderWatch } from './job-folder-watch.js';
 import { loadJobModules } from './job-modules.js';
 import { createNodePool, type NodeRunSpec } from './node-pool.js';
+import { MAX_TEXT_LENGTH } from './node-protocol.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'orrery-node-pool-'));
 let n = 0;
@@ -117,6 +118,21 @@ describe('messages from a worker', () => {
       expect((await pool.run({ ...io(), runId: 'garbage-2', module: fixture('logs-lines.ts'), context: {} }).done).status).toBe('succeeded');
     } finally {
       await pool.close();
+    }
+  });
+});
+
+describe('a long outcome message', () => {
+  it('is cut to the protocol\'s bound by the worker, so the run still ends', async () => {
+    const jobs = jobsDir({ 'long.mjs': `export default { name: 'long', run: () => ({ message: 'x'.repeat(${MAX_TEXT_LENGTH * 2}) }) };\n` });
+    const pool = createNodePool({ min: 1, max: 1 });
+    try {
+      const result = await pool.run({ ...io(), runId: 'long-1', module: join(jobs, 'long.mjs'), context: {} }).done;
+      expect(result.status).toBe('succeeded');
+      expect(result.message).toHaveLength(MAX_TEXT_LENGTH);
+    } finally {
+      await pool.close();
+      rmSync(jobs, { recursive: true, force: true });
     }
   });
 });

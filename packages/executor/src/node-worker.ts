@@ -28,7 +28,7 @@ import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import { formatLogLine } from './job-log-line.js';
 import { createLogCap, DEFAULT_MAX_LOG_BYTES, logTruncation, logTruncationMarker, PRIVATE_FILE_MODE, type LogCap } from './lazy-file.js';
-import { parseParentMessage, type RunMessage, type WorkerMessage } from './node-protocol.js';
+import { MAX_TEXT_LENGTH, parseParentMessage, type RunMessage, type WorkerMessage } from './node-protocol.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 
 interface Capture {
@@ -110,7 +110,8 @@ function finish(runId: string, ok: boolean, message: string): void {
   const c = current;
   current = undefined;
   const truncated = c ? logTruncation(endCapture(c.stdout), endCapture(c.stderr)) : undefined;
-  send({ type: 'done', runId, ok, message, stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '', ...(truncated ? { truncated } : {}) });
+  // (Within the protocol's bound: a longer message would be refused, and the run never end.)
+  send({ type: 'done', runId, ok, message: message.slice(0, MAX_TEXT_LENGTH), stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '', ...(truncated ? { truncated } : {}) });
 }
 
 // Runs wait here (the executor may send the next before this one ends: no round trip between two
@@ -225,6 +226,6 @@ async function runOne(raw: RunMessage): Promise<void> {
 }
 
 send({ type: 'ready' });
-// The IPC channel keeps this process alive; when the executor goes (the loop ends), so does it.
+// The IPC channel keeps this process alive; when the executor goes, so does it.
 process.on('message', onMessage);
 process.on('disconnect', () => process.exit(0));
