@@ -1,7 +1,21 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The export condition under which the @orrery/* packages resolve to their TypeScript sources (their
+ * `default` is the lib/ build a packed package ships; see packages/core/README.md).
+ */
+const SOURCE_CONDITION = '@orrery/source';
+/** Vite's default conditions, which a `conditions` list replaces. */
+const CLIENT_CONDITIONS = ['module', 'browser', 'development|production'];
+const SERVER_CONDITIONS = ['module', 'node', 'development|production'];
+/** NODE_OPTIONS for the processes tests start (bins from sources, Node job workers loading the repo's job modules). */
+const nodeOptions = [process.env.NODE_OPTIONS, `--conditions=${SOURCE_CONDITION}`].filter(Boolean).join(' ');
+
 export default defineConfig({
+  resolve: { conditions: [SOURCE_CONDITION, ...CLIENT_CONDITIONS] },
+  ssr: { resolve: { conditions: [SOURCE_CONDITION, ...SERVER_CONDITIONS], externalConditions: [SOURCE_CONDITION] } },
   test: {
+    env: { NODE_OPTIONS: nodeOptions },
     include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     // Native ZooKeeper handles and child processes: one forked process per test file.
     pool: 'forks',

@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 source packages/it/scripts/prepare.sh
+# The workspace's packages from their sources, here and in the processes this starts (packages/core/launch.mjs).
+export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--conditions=@orrery/source"
 exec node --import tsx packages/it/bench/run.ts "$@"

@@ -51,6 +51,9 @@ await Promise.all(TARGETS.map(async ({ pkg, entries, copy }) => {
     outExtension: { '.js': '.js' },
     bundle: true,
     platform: 'node',
+    // The workspace's packages from their TypeScript sources (their `default` export is the lib/
+    // build of a packed package; packages/it/scripts/build-lib.mjs).
+    conditions: ['@orrery/source'],
     format: 'esm',
     target: 'node20',
     external,

@@ -11,4 +11,6 @@ if [ ! -f node_modules/.package-lock.json ] || ! node -e "require('zookeeper')" 
 fi
 bash packages/it/scripts/ensure-zookeeper.sh
 node packages/it/scripts/build.mjs
+# The workspace's packages from their sources, here and in the processes this starts (packages/core/launch.mjs).
+export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--conditions=@orrery/source"
 exec node --import tsx packages/it/scripts/start.ts "$@"
