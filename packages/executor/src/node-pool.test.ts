@@ -12,7 +12,7 @@ import { eventually } from '@orrery/core/testing';
 import { createJobFolderWatch } from './job-folder-watch.js';
 import { loadJobModules } from './job-modules.js';
 import { createNodePool, type NodeRunSpec } from './node-pool.js';
-import { MAX_TEXT_LENGTH } from './node-protocol.js';
+import { MAX_ID_LENGTH, MAX_TEXT_LENGTH } from './node-protocol.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'orrery-node-pool-'));
 let n = 0;
@@ -133,6 +133,20 @@ describe('a long outcome message', () => {
     } finally {
       await pool.close();
       rmSync(jobs, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a run the protocol would refuse', () => {
+  it('fails at once instead of waiting forever', async () => {
+    const pool = createNodePool({ min: 0, max: 1 });
+    try {
+      const result = await pool.run({ ...io(), runId: 'x'.repeat(MAX_ID_LENGTH + 1), module: fixture('logs-lines.ts'), context: {} }).done;
+      expect(result).toMatchObject({ status: 'failed' });
+      expect(result.message).toMatch(/^cannot be handed to a worker \(run: \/runId /);
+      expect(pool.size).toBe(0);
+    } finally {
+      await pool.close();
     }
   });
 });

@@ -64,7 +64,7 @@ import { silentLogger, stdioWithoutSockets, toError, type Logger } from '@orrery
 import { jobEnvironment } from './job-env.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation, type LazyFile } from './lazy-file.js';
-import { parseWorkerMessage, type ParentMessage, type WorkerMessage } from './node-protocol.js';
+import { parseParentMessage, parseWorkerMessage, type ParentMessage, type WorkerMessage } from './node-protocol.js';
 import { stepNodeRun, type NodeRunEffect, type NodeRunEvent, type NodeRunState } from './node-run-state.js';
 import type { RunHandle, RunIo, RunResult } from './run-types.js';
 import { siblingModule } from './sibling-module.js';
@@ -235,8 +235,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         case 'send-run': {
           const w = worker!;
           w.runs.push(run);
-          const { runId, module, context, stdoutPath, stderrPath, startAt, maxLogBytes } = run.spec;
-          send(w, { type: 'run', runId, module, context, stdoutPath, stderrPath, ...(startAt !== undefined ? { startAt } : {}), ...(maxLogBytes !== undefined ? { maxLogBytes } : {}), ...(run.owner ? {} : { owner: false }) });
+          send(w, runMessage(run));
           if (w.runs.length > 1 && !recallTimer) recallTimer = setTimeout(recallStuck, youngMs);
           break;
         }
@@ -282,6 +281,11 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       }
     }
     pump();
+  }
+
+  function runMessage(run: Run): Extract<ParentMessage, { type: 'run' }> {
+    const { runId, module, context, stdoutPath, stderrPath, startAt, maxLogBytes } = run.spec;
+    return { type: 'run', runId, module, context, stdoutPath, stderrPath, ...(startAt !== undefined ? { startAt } : {}), ...(maxLogBytes !== undefined ? { maxLogBytes } : {}), ...(run.owner ? {} : { owner: false }) };
   }
 
   /** A run left `worker`: a retired worker with nothing left in it goes. */
@@ -496,8 +500,15 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         resolve: () => undefined,
       };
       const done = new Promise<RunResult>((resolve) => { run.resolve = resolve; });
-      backlog.push(run);
-      pump();
+      // A run the worker would refuse (a path or id past the protocol's bounds) would wait forever.
+      const checked = parseParentMessage(runMessage(run));
+      if (!checked.ok) {
+        run.state = { kind: 'done' };
+        report(run, { do: 'finish', status: 'failed', exitCode: null, signal: null, message: `cannot be handed to a worker (${checked.problem})`, started: false });
+      } else {
+        backlog.push(run);
+        pump();
+      }
       return {
         get pid() {
           return hasStarted(run) ? workerOf(run.state)?.child.pid ?? 0 : 0;

@@ -10,7 +10,7 @@
  * Not guaranteed: that a run id names a run the receiver knows — receivers look it up and ignore
  * unknown ones.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TObject, type TUnion } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
 /** Longest run id accepted in a message (run ids are UUIDs or short test names). */
@@ -89,15 +89,17 @@ export type WorkerMessage = Static<typeof WorkerMessageSchema>;
 /** What a parser says: the message, or why it was refused (for the log; never the message itself). */
 export type Parsed<T> = { ok: true; message: T } | { ok: false; problem: string };
 
-function parserFor<S extends TSchema>(schema: S): (input: unknown) => Parsed<Static<S>> {
+function parserFor<S extends TUnion<TObject[]>>(schema: S): (input: unknown) => Parsed<Static<S>> {
   const check = TypeCompiler.Compile(schema);
+  // Per message type, for a problem that names the field (a union's own error says only "union").
+  const variants = new Map(schema.anyOf.map((v) => [String((v.properties.type as TLiteral).const), TypeCompiler.Compile(v)]));
   return (input) => {
     if (check.Check(input)) return { ok: true, message: input };
-    const first = check.Errors(input).First();
-    const type = typeof input === 'object' && input !== null && typeof (input as { type?: unknown }).type === 'string'
-      ? String((input as { type: string }).type).slice(0, MAX_ID_LENGTH)
-      : typeof input;
-    return { ok: false, problem: first ? `${type}: ${first.path || '/'} ${first.message}` : `${type}: not a message` };
+    const type = typeof input === 'object' && input !== null && typeof (input as { type?: unknown }).type === 'string' ? (input as { type: string }).type : undefined;
+    const variant = type === undefined ? undefined : variants.get(type);
+    if (!variant) return { ok: false, problem: type === undefined ? `${Array.isArray(input) ? 'array' : typeof input}: not a message` : `unknown type '${type.slice(0, MAX_ID_LENGTH)}'` };
+    const first = variant.Errors(input).First();
+    return { ok: false, problem: `${type}: ${first ? `${first.path || '/'} ${first.message}` : 'not a message'}` };
   };
 }
 
