@@ -1,8 +1,40 @@
 // The messages between the executor and its Node workers: what each side accepts.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { describe, expect, it } from 'vitest';
-import { MAX_ID_LENGTH, parseParentMessage, parseWorkerMessage } from './node-protocol.js';
+import { isParentMessage } from './node-protocol-check.js';
+import { MAX_ID_LENGTH, ParentMessageSchema, parseParentMessage, parseWorkerMessage } from './node-protocol.js';
+
+const CHECK_FILE = fileURLToPath(new URL('./node-protocol-check.ts', import.meta.url));
+
+/** node-protocol-check.ts as it must be: TypeBox's own code for ParentMessageSchema, standalone. */
+function checkSource(): string {
+  const body = TypeCompiler.Code(ParentMessageSchema, { language: 'typescript' }).trim().split('\n').map((l) => `  ${l}`).join('\n');
+  return `/**
+ * The worker's check of the messages it receives: TypeBox's compiled check of \`ParentMessageSchema\`
+ * (node-protocol.ts), standalone, so that a worker does not load TypeBox (through tsx, about half
+ * a second of every worker's start). Generated — do not edit: node-protocol.test.ts fails when it
+ * no longer matches the schema; \`ORRERY_WRITE_PROTOCOL_CHECK=1 npx vitest run
+ * packages/executor/src/node-protocol.test.ts\` writes it again.
+ */
+import type { ParentMessage } from './node-protocol.js';
+
+/** True when \`value\` is a {@link ParentMessage} (exactly what the schema accepts). */
+export const isParentMessage = ((): ((value: unknown) => boolean) => {
+${body}
+})() as (value: unknown) => value is ParentMessage;
+`;
+}
 
 const run = { type: 'run', runId: 'r1', module: '/jobs/a.ts', context: { shardItem: 1 }, stdoutPath: '/tmp/o', stderrPath: '/tmp/e' };
+
+describe('node-protocol-check.ts', () => {
+  it('is the schema\'s compiled check as it is now', () => {
+    if (process.env.ORRERY_WRITE_PROTOCOL_CHECK === '1') writeFileSync(CHECK_FILE, checkSource());
+    expect(readFileSync(CHECK_FILE, 'utf8'), 'regenerate node-protocol-check.ts (see its header)').toBe(checkSource());
+  });
+});
 
 describe('parseParentMessage', () => {
   it.each<[string, unknown, boolean]>([
@@ -26,6 +58,7 @@ describe('parseParentMessage', () => {
   ])('%s → %s', (_, input, ok) => {
     const parsed = parseParentMessage(input);
     expect(parsed.ok).toBe(ok);
+    expect(isParentMessage(input)).toBe(ok); // the worker's standalone check agrees
     if (!parsed.ok) expect(parsed.problem.length).toBeGreaterThan(0);
   });
 });

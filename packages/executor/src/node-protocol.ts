@@ -13,14 +13,9 @@
 import { Type, type Static, type TLiteral, type TObject, type TUnion } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
-/** Longest run id accepted in a message (run ids are UUIDs or short test names). */
-export const MAX_ID_LENGTH = 256;
-/** Longest module or log path accepted in a message (Linux's PATH_MAX). */
-export const MAX_PATH_LENGTH = 4096;
-/** Longest message text (a run's outcome message) accepted from a worker. */
-export const MAX_TEXT_LENGTH = 64 * 1024;
-/** Longest log tail accepted from a worker; the worker keeps 4 KB, so this leaves room for UTF-8. */
-export const MAX_TAIL_LENGTH = 16 * 1024;
+import { MAX_ID_LENGTH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH } from './node-protocol-limits.js';
+
+export { MAX_ID_LENGTH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH };
 
 const RunId = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH });
 const FilePath = Type.String({ minLength: 1, maxLength: MAX_PATH_LENGTH });

@@ -19,7 +19,8 @@
  * `2026-11-23T22:31:06.123Z info message` (a message of several lines gets the prefix on each).
  * `console.*` and `process.stdout.write` are written as they are.
  *
- * Every message from the executor is validated (node-protocol.ts); a malformed one is reported on
+ * Every message from the executor is validated (node-protocol-check.ts: the schema's compiled check,
+ * standalone, so that the worker does not load TypeBox); a malformed one is reported on
  * the worker's stderr (which reaches the executor's log of the running run, if any) and ignored.
  * The worker exits when its IPC channel closes (the executor is gone).
  */
@@ -28,7 +29,9 @@ import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import { formatLogLine } from './job-log-line.js';
 import { createLogCap, DEFAULT_MAX_LOG_BYTES, logTruncation, logTruncationMarker, PRIVATE_FILE_MODE, type LogCap } from './lazy-file.js';
-import { MAX_TEXT_LENGTH, parseParentMessage, type RunMessage, type WorkerMessage } from './node-protocol.js';
+import { isParentMessage } from './node-protocol-check.js';
+import { MAX_TEXT_LENGTH } from './node-protocol-limits.js';
+import type { RunMessage, WorkerMessage } from './node-protocol.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 
 interface Capture {
@@ -137,12 +140,12 @@ async function load(module: string): Promise<JobModule | undefined> {
 }
 
 function onMessage(input: unknown): void {
-  const parsed = parseParentMessage(input);
-  if (!parsed.ok) {
-    process.stderr.write(`orrery node worker: ignored a malformed message (${parsed.problem})\n`);
+  if (!isParentMessage(input)) {
+    const type = typeof input === 'object' && input !== null ? String((input as { type?: unknown }).type).slice(0, 64) : typeof input;
+    process.stderr.write(`orrery node worker: ignored a malformed message (type ${type})\n`);
     return;
   }
-  const raw = parsed.message;
+  const raw = input;
   switch (raw.type) {
     case 'run': {
       let i = queue.length;
