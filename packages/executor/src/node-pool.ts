@@ -43,8 +43,9 @@
  *   sent and received with Node's own `send` / `'message'` on that channel, not execa's
  *   `sendMessage` / `getEachMessage`: execa hands over at most one incoming message per event-loop
  *   turn in each process (it debounces them), and a burst of short runs is three messages per run.
- *   Measured on 2 workers, 2,000 trivial runs at once: about 2,000 runs/s with execa's methods,
- *   3,000–5,000 with Node's (5,000–8,000 with the former hand-written spawn; a noisy shared machine);
+ *   Measured on 2 workers, 2,000 trivial runs at once, on a loaded shared machine (noisy): about
+ *   1,500–2,200 runs/s with execa's methods, 3,500–7,000 with Node's, 3,300–9,000 with the former
+ *   hand-written spawn;
  * - `env` = `jobEnvironment(...)` with `extendEnv: false` — execa would otherwise merge this
  *   process's whole environment back in, secrets included;
  * - `buffer: false` — execa would otherwise keep all of a worker's stdout, stderr and IPC messages
