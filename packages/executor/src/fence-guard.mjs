@@ -195,7 +195,9 @@ async function executorGone() {
     // came before now: past that there is nothing left to close.
     outcome = await closeSession(s, goneAt + s.timeoutMs);
   } catch (error) {
-    log('error', { sessionId: s.sessionId, err: { message: error instanceof Error ? error.message : String(error) } }, 'could not close the dead executor\'s ZooKeeper session: leaving it to expire');
+    // The native client's message should not hold the password; make sure of it anyway.
+    const message = (error instanceof Error ? error.message : String(error)).split(s.password).join('[redacted]');
+    log('error', { sessionId: s.sessionId, err: { message } }, 'could not close the dead executor\'s ZooKeeper session: leaving it to expire');
     return;
   }
   if (outcome === 'closed') log('info', { sessionId: s.sessionId, ms: now() - goneAt }, 'closed the dead executor\'s ZooKeeper session');
