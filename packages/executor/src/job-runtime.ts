@@ -396,7 +396,15 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       for (const item of items) void takeFailover(item);
       return;
     }
+    // A command from before this runtime started (within the slack of job-watches.ts) is read
+    // again by an executor that just gained the job: its previous owner may have served it already.
+    const replayed = command.requestedAt < startedAt;
     if (command.kind === 'stop') {
+      // Every run of this runtime started after a replayed stop was asked for: it is not theirs.
+      if (replayed) {
+        logger.info({ command: name, items }, 'stop command from before this executor had the job: nothing of it runs here');
+        return;
+      }
       // A stop also takes back what waits behind the runs it stops (asked for: not a skipped fire).
       let dropped = 0;
       for (const item of items) {
@@ -415,7 +423,33 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     }
     const trigger: Trigger = parts.form === 'downstream' ? 'downstream' : 'run-now';
     logger.info({ command: name, items, trigger }, 'run command');
-    for (const item of items) void runShard({ item, fireTime, trigger, attempt: 1, ...(command.param !== undefined ? { param: command.param } : {}) });
+    const request = (item: number): RunRequest => ({ item, fireTime, trigger, attempt: 1, ...(command.param !== undefined ? { param: command.param } : {}) });
+    if (!replayed) {
+      for (const item of items) void runShard(request(item));
+      return;
+    }
+    for (const item of items) void runUnlessServed(name, request(item));
+  }
+
+  /**
+   * A replayed run command runs an item only if no run of its fire has claimed the item's shard
+   * since (the shard's claim or last outcome names that fire time): the previous owner of the item
+   * served it, and running it again would run one request twice.
+   */
+  async function runUnlessServed(command: string, request: RunRequest): Promise<void> {
+    try {
+      const shard = await readShard(zk, paths.jobShard(namespace, job, request.item));
+      const state = shard?.state;
+      const served = state !== undefined && ((state.state !== 'idle' && state.fireTime === request.fireTime) || state.last?.fireTime === request.fireTime);
+      if (served) {
+        logger.info({ command, item: request.item, fireTime: request.fireTime }, 'run command already served by the previous owner of the item');
+        return;
+      }
+    } catch (error) {
+      // Unreadable: the claim decides (a bad shard node is reported by the run itself).
+      if (!hasErrorCode(error, 'bad-data') && !isRetryable(error)) logger.warn({ err: toError(error), item: request.item }, 'could not check a replayed run command');
+    }
+    await runShard(request);
   }
 
   // ---- lifecycle ------------------------------------------------------------------------------
