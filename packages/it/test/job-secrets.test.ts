@@ -145,7 +145,8 @@ describe('the environment of jobs', () => {
     const outcome = await runOnce({ name: 'node-env', type: 'node', handler: 'print-env' });
     expect(outcome).toMatchObject({ status: 'succeeded', message: 'printed' });
     const out = await log(outcome.runId, 'stdout');
-    const env = JSON.parse(out.trim().split('\n').at(-1)!) as Record<string, string>;
+    // ctx.log lines start with their time and level (`2026-…Z info `): the JSON follows.
+    const env = JSON.parse(out.trim().split('\n').at(-1)!.replace(/^\S+Z info /, '')) as Record<string, string>;
     expect(env.ORRERY_IT_ORDINARY).toBe(ORDINARY.ORRERY_IT_ORDINARY);
     expect(env.PATH).toBeTruthy();
     for (const [name, value] of Object.entries(secrets)) {
@@ -166,7 +167,7 @@ describe('ZooKeeper holds outcomes and a short message, never output', () => {
       'exit 1',
     ].join('; ');
     const outcome = await runOnce({ name: 'leaky', type: 'shell', command });
-    expect(outcome).toMatchObject({ status: 'failed', exitCode: 1, message: 'fatal: the upstream refused the token' });
+    expect(outcome).toMatchObject({ status: 'failed', exitCode: 1, message: 'exit code 1: fatal: the upstream refused the token' });
     expect(Buffer.byteLength(outcome.message)).toBeLessThanOrEqual(SHARD_MESSAGE_MAX_BYTES);
     const token = /^token=(s3cr3t-[0-9a-f]{16}-value)$/m.exec(await log(outcome.runId, 'stdout'))?.[1];
     expect(token).toBeDefined();
@@ -182,7 +183,7 @@ describe('ZooKeeper holds outcomes and a short message, never output', () => {
     // The failure alarm carries the message, not the output.
     await eventually(() => expect(alarms.find((a) => a.includes('"job":"leaky"'))).toBeDefined());
     const alarm = alarms.find((a) => a.includes('"job":"leaky"'))!;
-    expect(JSON.parse(alarm)).toMatchObject({ kind: 'run-failed', message: 'fatal: the upstream refused the token' });
+    expect(JSON.parse(alarm)).toMatchObject({ kind: 'run-failed', message: 'exit code 1: fatal: the upstream refused the token' });
     expect(alarm).not.toContain(token);
     // Every node under this test's root, read back: the token is in none, nor are output tails.
     const nodes = await walk(zk);
@@ -201,7 +202,7 @@ describe('ZooKeeper holds outcomes and a short message, never output', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'orrery-blurts-')), 'db-password');
     writeFileSync(file, secrets.DB_PASSWORD);
     const outcome = await runOnce({ name: 'blurts', type: 'shell', command: `echo "connecting with $(cat ${file}) failed" >&2; exit 2` });
-    expect(outcome).toMatchObject({ status: 'failed', message: 'connecting with [redacted] failed' });
+    expect(outcome).toMatchObject({ status: 'failed', message: 'exit code 2: connecting with [redacted] failed' });
     for (const node of await walk(zk)) expect(node.data, node.path).not.toContain(secrets.DB_PASSWORD);
   });
 
@@ -214,7 +215,7 @@ describe('ZooKeeper holds outcomes and a short message, never output', () => {
     expect(bytes).toBeLessThanOrEqual(SHARD_MESSAGE_MAX_BYTES);
     expect(bytes).toBeGreaterThan(SHARD_MESSAGE_MAX_BYTES - 8);
     expect(outcome.message).not.toContain('\uFFFD');
-    expect(outcome.message).toMatch(/^(é€x|€x|x)(é€x)+(é|é€)?…$/u);
+    expect(outcome.message).toMatch(/^exit code 3: (é€x|€x|x)(é€x)+(é|é€)?…$/u);
     expect(Buffer.byteLength(await log(outcome.runId, 'stderr'))).toBe(6001);
   });
 });
