@@ -61,7 +61,9 @@ describe('ownership', () => {
 
 describe('the worker process', () => {
   it('leads its own process group and holds none of the executor\'s secrets', async () => {
-    const env = { PATH: process.env.PATH, HOME: '/home/x', ORRERY_CLUSTER_TOKEN: 'cluster-secret', ORRERY_ZK_AUTH: 'u:p', ORRERY_ADMIN_PASSWORD: 'admin-secret', SHOP_MODE: 'test' };
+    // NODE_OPTIONS as the repository's tools set it: the fixture's `@orrery/executor` resolves to the
+    // sources (without it, to a packed build that a fresh checkout does not have).
+    const env = { PATH: process.env.PATH, NODE_OPTIONS: process.env.NODE_OPTIONS, HOME: '/home/x', ORRERY_CLUSTER_TOKEN: 'cluster-secret', ORRERY_ZK_AUTH: 'u:p', ORRERY_ADMIN_PASSWORD: 'admin-secret', SHOP_MODE: 'test' };
     const groups: number[] = [];
     const pool = createNodePool({ min: 1, max: 1, env, onWorker: (pgid) => groups.push(pgid) });
     try {
