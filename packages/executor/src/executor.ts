@@ -17,6 +17,7 @@
  * `shutdown()` leaves gracefully: no new fires, presence marked `leaving` so the allocator moves
  * the shards away at once, runs in progress finish (up to a timeout), then `close()`.
  */
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +61,7 @@ import { createJobRuntime, type JobRuntime } from './job-runtime.js';
 import { createNodePool, type NodePool } from './node-pool.js';
 import { createRunAlarms } from './run-alarms.js';
 import { createOrphanRecords } from './orphans.js';
-import { createSessionFence, type SessionFence } from './session-fence.js';
+import { createSessionFence, RUN_MARK_ENV, type SessionFence } from './session-fence.js';
 
 /** Options of {@link createExecutor}. */
 export interface ExecutorOptions {
@@ -174,13 +175,16 @@ export function createExecutor(options: ExecutorOptions): Executor {
   const orphans = createOrphanRecords(dataDir);
   // An embedding service that gives no environment lends its own (the one read of process.env
   // outside main.ts): jobs always ran with it; now without Orrery's secrets.
-  const jobEnv = Object.freeze(jobEnvironment(options.jobEnv ?? process.env, options.secretEnv ?? []));
+  // Every job process carries this executor's run mark, so that its fence guard finds even a job
+  // group it was never told about (spawned in the instant before the executor died).
+  const runMark = randomBytes(16).toString('hex');
+  const jobEnv = Object.freeze({ ...jobEnvironment(options.jobEnv ?? process.env, options.secretEnv ?? []), [RUN_MARK_ENV]: runMark });
   // What jobs may not see must not come back out in their messages either (ZooKeeper, alarms).
   const hidden = secretValues(options.jobEnv ?? process.env, options.secretEnv ?? []);
   const redact = (text: string): string => redactSecrets(text, hidden);
   let leaving = false;
   const fence: SessionFence = createSessionFence({
-    zk, logger, killGraceMs: options.killGraceMs ?? 5000, guard: options.fenceGuard ?? true,
+    zk, logger, runMark, killGraceMs: options.killGraceMs ?? 5000, guard: options.fenceGuard ?? true,
     onFence: (reason, graceMs) => {
       let runs = 0;
       for (const r of allRuntimes()) runs += r.fence(graceMs);

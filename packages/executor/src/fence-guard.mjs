@@ -26,14 +26,15 @@
 // What it does not cover (the session timeout and self-fencing apply, unchanged): the host lost or
 // cut off (the guard dies or is cut off with it), the guard itself killed (e.g. with the executor's
 // whole cgroup), ZooKeeper unreachable from the guard until the session would have expired anyway
-// (it gives up then). Nor a job group spawned in the instant between its fork and the executor's
-// `track` message, or a job process that left its group (`setsid`) — the guard cannot see those,
-// as it could not before; the orphan records (orphans.ts) reap them when the executor restarts.
+// (it gives up then). A job group whose `track` message never arrived is found by the run mark
+// every job process carries in its environment (`ORRERY_RUN_MARK`) and killed too. Not covered: a
+// job process that left its group (`setsid`) and replaced its environment (`exec env -i`) — the
+// guard cannot see it, as it could not before.
 //
 // It runs in its own process group, so a signal to the executor's group does not reach it.
 // Protocol (IPC, JSON; anything else is ignored): executor → guard
 //   `{type:'deadline', at}` (ms on the monotonic clock, or `null` to disarm),
-//   `{type:'track', pgid}`, `{type:'untrack', pgid}`,
+//   `{type:'track', pgid}`, `{type:'untrack', pgid}`, `{type:'mark', value}` (the run mark, hex),
 //   `{type:'session', connect, timeoutMs, sessionId, password}` on every new session (or
 //     `{type:'session', sessionId: null}` when it is lost) — the password travels only here, never
 //     in argv, env or a log line (no digest credentials or chroot are needed: a session is closed
@@ -86,6 +87,56 @@ function killAll() {
   }
   tracked.clear();
   return pgids;
+}
+
+/**
+ * The executor's run mark: a random value every job process it starts carries in its environment
+ * (`ORRERY_RUN_MARK`, set once in the jobs' base environment). A job group whose `track` message
+ * never arrived — spawned in the instant before the executor died, or lost on the way — is still
+ * found by it: before closing the session the guard kills the group of every process whose
+ * environment (as it was at exec, `/proc/PID/environ`) holds the mark.
+ */
+let runMark = null;
+const RUN_MARK_PATTERN = /^[0-9a-f]{16,64}$/;
+
+/** The process groups of every live process whose initial environment holds the run mark. */
+function markedGroups() {
+  if (runMark === null) return [];
+  const needle = Buffer.from(`ORRERY_RUN_MARK=${runMark}\0`);
+  const groups = new Set();
+  let names;
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    if (name.charCodeAt(0) > 57 || name.charCodeAt(0) < 48 || Number(name) === process.pid) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`);
+      if (environ.indexOf(needle) < 0 && !environ.subarray(0, needle.length).equals(needle)) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const pgid = Number(fields[2]);
+      if (fields[0] !== 'Z' && fields[0] !== 'X' && isPgid(pgid) && pgid !== process.pid) groups.add(pgid);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return [...groups];
+}
+
+/** Kills the groups of marked processes the executor never told about; returns them. */
+function killMarked(known) {
+  const extra = markedGroups().filter((pgid) => !known.includes(pgid));
+  for (const pgid of extra) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  return extra;
 }
 
 /**
@@ -178,8 +229,11 @@ async function executorGone() {
   const goneAt = now();
   const s = session;
   session = null;
-  const pgids = killAll();
-  log('warn', { groups: pgids.length }, 'the executor died: killed its job process groups');
+  const tracked = killAll();
+  // Every job process carries the run mark: a group the executor had no time to report dies too.
+  const untracked = killMarked(tracked);
+  const pgids = [...tracked, ...untracked];
+  log('warn', { groups: pgids.length, ...(untracked.length > 0 ? { untracked: untracked.length } : {}) }, 'the executor died: killed its job process groups');
   if (!s) {
     log('info', {}, 'no live ZooKeeper session to close');
     return;
@@ -248,6 +302,8 @@ process.on('message', (m) => {
     if (isPgid(m.pgid)) tracked.add(m.pgid);
   } else if (m.type === 'untrack') {
     tracked.delete(m.pgid);
+  } else if (m.type === 'mark') {
+    if (typeof m.value === 'string' && RUN_MARK_PATTERN.test(m.value)) runMark = m.value;
   } else if (m.type === 'session') {
     const s = parseSession(m);
     if (s !== undefined) session = s;

@@ -118,6 +118,35 @@ describe('fence guard', () => {
     expect(guard.lines.join('\n')).not.toContain(password);
   });
 
+  it('kills a job group it was never told about when it carries the run mark, before it closes the session; an unmarked group is not touched', async () => {
+    const admin = await client();
+    const victim = await client();
+    await victim.create('/presence-mark', null, 'ephemeral');
+    const mark = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+    // As the executor starts a job: the mark in the environment; but no `track` message reaches the guard.
+    const marked = spawn('/bin/sh', ['-c', 'sleep 60 & sleep 60 & wait'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, ORRERY_RUN_MARK: mark } });
+    started.push({ kill: () => { try { process.kill(-marked.pid!, 'SIGKILL'); } catch { /* gone */ } } });
+    const bystander = startGroup();
+    await eventually(() => {
+      expect(liveMembers(marked.pid!).length).toBe(3);
+      expect(liveMembers(bystander).length).toBe(3);
+    });
+    const guard = await startGuard();
+    const { clientId, password } = victim.sessionCredentials();
+    await send(guard, { type: 'mark', value: 'not-a-mark' }); // ignored: not of the mark's form
+    await send(guard, { type: 'mark', value: mark });
+    await send(guard, { type: 'session', connect: zkConnect, timeoutMs: victim.sessionTimeoutMs, sessionId: clientId, password });
+    const membersWhenGone = new Promise<number[]>((resolve, reject) => {
+      const check = (): void => void admin.exists('/presence-mark', () => check()).then((stat) => { if (!stat) resolve(liveMembers(marked.pid!)); }, reject);
+      check();
+    });
+    guard.child.disconnect();
+    expect(await membersWhenGone).toEqual([]);
+    expect(await guard.exited).toBe(0);
+    expect(JSON.parse(guard.lines[0]!)).toMatchObject({ groups: 1, untracked: 1 });
+    expect(liveMembers(bystander).length).toBe(3);
+  });
+
   it('closes a session that authenticated with digest credentials, and its Orrery-ACL nodes go with it (closing needs no credentials)', async () => {
     const admin = await client();
     const executor = createZkClient({ connect: zkConnect, root, sessionTimeoutMs: 30_000, auth: 'orrery:guard-test-secret' });

@@ -30,6 +30,9 @@ import { stdioWithoutSockets, toError, type Logger, type ZkClient } from '@orrer
 
 const GUARD = fileURLToPath(new URL('./fence-guard.mjs', import.meta.url));
 
+/** The environment variable that carries the executor's run mark into every job process (see `runMark`). */
+export const RUN_MARK_ENV = 'ORRERY_RUN_MARK';
+
 /** Milliseconds on the host's monotonic clock. */
 export const monotonicMs = (): number => Number(process.hrtime.bigint() / 1_000_000n);
 
@@ -54,6 +57,11 @@ export interface SessionFenceOptions {
   onFence(reason: 'deadline' | 'session-lost', graceMs: number): void;
   /** Start the guard process (default true). */
   guard?: boolean;
+  /**
+   * The value of `ORRERY_RUN_MARK` in every job process's environment: if the executor dies, the
+   * guard also kills the group of any process that carries it (a group it was never told about).
+   */
+  runMark?: string;
 }
 
 export interface SessionFence {
@@ -156,6 +164,7 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
           guard!.once('message', () => resolve());
           guard!.once('exit', () => resolve());
         });
+        if (options.runMark) toGuard({ type: 'mark', value: options.runMark });
         for (const pgid of tracked) toGuard({ type: 'track', pgid });
         sendSession();
         logger.info({ pid: guard.pid }, 'fence guard started');
