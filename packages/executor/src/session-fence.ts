@@ -82,6 +82,9 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
   let probeTimer: NodeJS.Timeout | undefined;
   let fenceTimer: NodeJS.Timeout | undefined;
   let fencedFor: number | undefined;
+  // Set while the link is (or was) suspended and no probe sent since the reconnect has been
+  // answered: the deadline may still be ahead, but it is the old link's, so nothing new starts.
+  let unproven = false;
   let closed = false;
   let guard: ChildProcess | undefined;
   const tracked = new Set<number>();
@@ -133,9 +136,13 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
     if (zk.phase === 'connected') {
       const sentAt = monotonicMs();
       const session = zk.sessionId;
+      const wasUnproven = unproven;
       try {
         await zk.exists('/');
         if (zk.sessionId === session) {
+          // Sent after the reconnect and answered: the link is proven again (a SUSPENDED since
+          // then set the flag anew, and this answer predates it only if it was sent before).
+          if (wasUnproven && zk.phase === 'connected') unproven = false;
           const next = sentAt + zk.sessionTimeoutMs - timing().marginMs;
           if (deadline === undefined || next > deadline) {
             deadline = next;
@@ -170,6 +177,13 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
         logger.info({ pid: guard.pid }, 'fence guard started');
       }
       offs.push(zk.on('state', (s) => {
+        if (s.state === 'SUSPENDED') unproven = true;
+        if (s.state === 'RECONNECTED' && !s.newSession) {
+          // The same session over a new connection: prove it at once rather than at the next
+          // probe, so that runs start again as soon as the server has answered.
+          if (probeTimer) clearTimeout(probeTimer);
+          void probe();
+        }
         if (s.state === 'LOST') {
           // The session is gone (or must be taken as gone): whatever still runs for it is stale.
           deadline = undefined;
@@ -188,7 +202,7 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
       await probe();
     },
     canStart() {
-      return zk.phase === 'connected' && deadline !== undefined && monotonicMs() < deadline - timing().graceMs;
+      return zk.phase === 'connected' && !unproven && deadline !== undefined && monotonicMs() < deadline - timing().graceMs;
     },
     track(pgid) {
       tracked.add(pgid);
