@@ -5,7 +5,8 @@
  * the dot — takes the claim out of the run's lateness. The lead follows the slowest claim of the
  * last 20 fires (× 2, plus 20 ms: ZooKeeper's fsyncs make single claims slow now and then), between
  * `minLeadMs` (default 20) and `maxLeadMs` (800); a job never claims earlier than 40 % of its
- * period ahead.
+ * period ahead. Until it has seen a claim it leads by `maxLeadMs`: an executor that starts with
+ * many jobs makes all their first claims in the same instant, the slowest of any fire.
  *
  * Claiming early changes nothing else: the shard is `running` (claimed) from the claim on, the
  * overlap policy still applies at the fire time to an item still running here, and a claim whose
@@ -23,7 +24,7 @@ export function createClaimLead(options: { initialMs?: number; minLeadMs?: numbe
   const minLeadMs = options.minLeadMs ?? 20;
   const window = options.window ?? 20;
   const slowest = new Map<number, number>();
-  let lead = Math.max(minLeadMs, options.initialMs ?? 50);
+  let lead = Math.max(minLeadMs, options.initialMs ?? maxLeadMs);
   return {
     maxLeadMs,
     leadMs: () => lead,

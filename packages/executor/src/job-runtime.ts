@@ -164,6 +164,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       if (before) logger.info({ cron: next.cron, enabled: next.enabled }, 'job schedule changed');
     }
     scheduler.update({ schedule, misfire: next.misfire, enabled: next.enabled }, scheduleChanged ? { firstStart: !before, changedAt } : undefined);
+    if (next.enabled && !before?.enabled) void shardRunner.prepare(sortedItems());
   }
 
   function recompute(): void {
@@ -179,6 +180,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     const items = sortedItems();
     logger.info({ items }, 'items changed');
     emitter.emit('items:changed', { job, items });
+    // The first claims of gained items need no read (their nodes are read now, off the fire's path).
+    if (config?.enabled && gained.length > 0) void shardRunner.prepare(gained);
     // A gained item may hold a crashed run marked for failover: re-run it at once.
     if (config?.enabled && config.failover && !config.localMode) for (const item of gained) void takeFailover(item);
     // A gained item catches up a fire it missed within the misfire threshold (the claim refuses it

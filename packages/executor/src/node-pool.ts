@@ -56,6 +56,13 @@
  *   whose executor is gone exits when its IPC channel closes, and the fence guard kills the rest;
  * - `verbose: 'none'` — not even `NODE_DEBUG=execa` prints the messages (a run's context) to stderr;
  * - `preferLocal` left false — no `node_modules/.bin` added to the jobs' PATH.
+ *
+ * A worker runs with the export condition {@link JOB_WORKER_CONDITION}: in it, `@orrery/executor`
+ * resolves to its job entry (`@orrery/executor/job`: `defineJob` and the job types) rather than the
+ * whole executor (ZooKeeper client, HTTP server, metrics), which a job module never needs at run
+ * time. A worker that loads a module importing `@orrery/executor` is then ready in about a third of
+ * the time (0.2 s rather than 0.7 s of CPU here), which is what an executor starting with many Node
+ * jobs waits for.
  */
 import { availableParallelism } from 'node:os';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
@@ -71,6 +78,12 @@ import type { RunHandle, RunIo, RunResult } from './run-types.js';
 import { siblingModule } from './sibling-module.js';
 
 const WORKER = fileURLToPath(siblingModule(import.meta.url, 'node-worker'));
+
+/**
+ * The export condition every worker runs with: `@orrery/executor`'s package exports map it to the
+ * job entry (see the header).
+ */
+export const JOB_WORKER_CONDITION = 'orrery-job-worker';
 
 /** Workers started ahead of need, by default. */
 export const DEFAULT_MIN_WORKERS = 1;
@@ -353,7 +366,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
   }
 
   function spawnWorker(): Worker {
-    const child = execa(process.execPath, ['--import', 'tsx', WORKER], {
+    const child = execa(process.execPath, [`--conditions=${JOB_WORKER_CONDITION}`, '--import', 'tsx', WORKER], {
       ...WORKER_OPTIONS,
       stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']) as Options['stdio'],
       env: jobEnvironment(options.env ?? process.env),

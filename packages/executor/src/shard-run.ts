@@ -2,9 +2,10 @@
  * One run of one shard: claim → run → complete (see `@orrery/core`'s shard claim).
  *
  * - **Claim**: one compare-and-set, from the node as this executor last wrote it when it knows it
- *   (the known-version cache: no read), else from a read. A claim whose answer was lost to a
- *   connection loss is tried again (up to {@link CLAIM_TRIES}) once the executor may start runs
- *   again in the same session, if the misfire rule still lets the fire start.
+ *   (the known-version cache: no read), else from a read. The cache is filled ahead for items just
+ *   gained ({@link ShardRunner.prepare}), so even a first claim needs no read. A claim whose
+ *   answer was lost to a connection loss is tried again (up to {@link CLAIM_TRIES}) once the
+ *   executor may start runs again in the same session, if the misfire rule still lets the fire start.
  * - **Refused**: `failover-pending` (a crashed fire of the item is re-run first: reported, and the
  *   failover taken up); `running` on another executor (a shard that just moved): what the overlap
  *   rule says — wait for that run to end, then claim once more, or skip; `already-ran` / `raced`:
@@ -64,6 +65,8 @@ export const MIN_WAIT_FOR_IDLE_MS = 1000;
 export const DEFAULT_WAIT_FOR_IDLE_MS = 60_000;
 /** A wait for another executor's run reads the node again at least this often (ms). */
 export const IDLE_RECHECK_MS = 1000;
+/** A shard node made ahead of its first claim ({@link ShardRunner.prepare}): idle, never run. */
+const IDLE_SHARD: ShardState = { state: 'idle' };
 
 /** A run of an item in progress here (or claimed and about to start). */
 export interface ActiveRun {
@@ -117,6 +120,13 @@ export interface ShardRunnerOptions {
 export interface ShardRunner {
   /** Claims, runs and completes one shard run; `run` is its entry in the runtime's active runs. */
   run(config: JobConfig, request: RunRequest, run: ActiveRun): Promise<ShardRunResult>;
+  /**
+   * Reads the shard nodes of `items` ahead of their first claim — creating an item's node, idle,
+   * when it has none — so that the first claim is one compare-and-set like every later one, and the
+   * reads and creates are off the fire's path (an executor starting with many jobs). Best effort:
+   * an item whose read fails, or whose node is not idle, is read by its first claim as before.
+   */
+  prepare(items: readonly number[]): Promise<void>;
 }
 
 export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
@@ -201,6 +211,38 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
       return { ran: false };
     }
     return runClaimed(c, startsNow, active, claim.claim);
+  }
+
+  async function prepare(items: readonly number[]): Promise<void> {
+    if (options.isClosed()) return;
+    try {
+      if (!shardsReady) {
+        if (!(await ensureNode(zk, paths.jobShards(namespace, job)))) return; // the job is gone
+        shardsReady = true;
+      }
+    } catch {
+      return; // the first claim tries again
+    }
+    await Promise.all(items.filter((item) => !known.has(item)).map(async (item) => {
+      const path = paths.jobShard(namespace, job, item);
+      try {
+        let shard = await readShard(zk, path);
+        if (!shard) {
+          try {
+            await zk.create(path, encodeJson(IDLE_SHARD));
+            shard = { state: IDLE_SHARD, version: 0, mzxid: 0 };
+          } catch (error) {
+            if (!hasErrorCode(error, 'node-exists')) throw error;
+            shard = await readShard(zk, path);
+          }
+        }
+        // A claim made meanwhile took the item's entry: it knows better than this read.
+        if (shard?.state.state === 'idle' && !known.has(item) && !options.isClosed()) known.set(item, { version: shard.version, state: shard.state });
+      } catch (error) {
+        // A garbage node (the job leader resets it), or ZooKeeper out of reach: the first claim reads it.
+        logger.debug({ err: toError(error), item }, 'could not read a shard node ahead of its first claim');
+      }
+    }));
   }
 
   /** Gives back an early claim whose run will not start; a fire a disable dropped is reported. */
@@ -417,5 +459,5 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     return false;
   }
 
-  return { run };
+  return { run, prepare };
 }

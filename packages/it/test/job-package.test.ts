@@ -209,10 +209,11 @@ describe('a job module outside the repository', () => {
     expect(hello).toMatchObject({ status: 'succeeded', message: 'hello from outside-hello' });
     const out = await runLog(hello.runId);
     expect(out).toContain('outside-hello item=0 of=1 trigger=run-now aborted=false\n');
-    // In a checkout the executor's workers carry the source condition, under which the installed
-    // package offers its own shipped sources; either way the import is the installed package's.
+    // In a worker `@orrery/executor` is its job entry (the workers' export condition). In a checkout
+    // the workers also carry the source condition, under which the installed package offers its own
+    // shipped sources; either way the import is the installed package's.
     const installed = `file://${project}/node_modules/@orrery/executor/`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    expect(out).toMatch(new RegExp(` resolved=${installed}(lib/index\\.js|src/index\\.ts)$`, 'm'));
+    expect(out).toMatch(new RegExp(` resolved=${installed}(lib/job\\.js|src/job\\.ts)$`, 'm'));
 
     const light = await runOnce('outside-light', 'outside-light', 'from-the-test');
     expect(light).toMatchObject({ status: 'succeeded' });
