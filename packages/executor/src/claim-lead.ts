@@ -1,10 +1,11 @@
 /**
  * How early an executor claims a cron fire's shards. A claim is one ZooKeeper write; when many jobs
  * fire in the same instant, their claims queue behind each other and the last ones return tens or
- * hundreds of milliseconds later. Claiming that much ahead of the fire time — and starting the run on
+ * hundreds of milliseconds later (and a shell run's process, started at its gate right after its
+ * claim, adds a few milliseconds more per run of the burst: that counts too). Claiming that much ahead of the fire time — and starting the run on
  * the dot — takes the claim out of the run's lateness. The lead follows the slowest claim of the
  * last 20 fires (× 2, plus 20 ms: ZooKeeper's fsyncs make single claims slow now and then), between
- * `minLeadMs` (default 20) and `maxLeadMs` (800); a job never claims earlier than 40 % of its
+ * `minLeadMs` (default 20) and `maxLeadMs` (800); a job never claims earlier than 60 % of its
  * period ahead. Until it has seen a claim it leads by `maxLeadMs`: an executor that starts with
  * many jobs makes all their first claims in the same instant, the slowest of any fire.
  *

@@ -246,11 +246,18 @@ export function createExecutor(options: ExecutorOptions): Executor {
         canStart: () => !leaving && fence.canStart(),
         eventAlarm: (kind, j, body) => alarms.jobEvent(kind, j, body),
         trackProcessGroup: (pgid, j, runId, done) => {
-          fence.track(pgid);
-          const forget = orphans.record(pgid, j, runId);
-          void done.finally(() => {
-            fence.untrack(pgid);
-            forget();
+          // Once this turn's spawns are done: a burst of fires spawns its runs back to back in one
+          // turn, and telling the guard and writing the record (a third of a millisecond a run) would
+          // make every later run of the burst start that much later. Until then the run mark covers
+          // the group: the guard kills every process carrying it, at the fence deadline and when the
+          // executor dies; a self-fence stops the run through its handle.
+          setImmediate(() => {
+            fence.track(pgid);
+            const forget = orphans.record(pgid, j, runId);
+            void done.finally(() => {
+              fence.untrack(pgid);
+              forget();
+            });
           });
         },
         nodeDemand: (j, items) => {

@@ -269,8 +269,10 @@ function arm() {
     return;
   }
   // Past the deadline with no newer word from the executor: fence (kill only — it may be alive).
+  // A group the executor had not yet told about (it tells after a burst's spawns) carries the mark.
   deadline = null;
-  const pgids = killAll();
+  const tracked = killAll();
+  const pgids = [...tracked, ...killMarked(tracked)];
   for (const pgid of pgids) fencedGroups.add(pgid);
   if (pgids.length > 0) {
     log('warn', { groups: pgids.length }, 'fence deadline passed: killed the executor\'s job process groups');

@@ -187,6 +187,31 @@ describe('fence guard', () => {
     expect(msgs(guard).at(-1)).toBe("closed the dead executor's ZooKeeper session");
   });
 
+  it('at the fence deadline it also kills a marked group it was not yet told about; an unmarked one is not touched', async () => {
+    const mark = 'f0e1d2c3b4a5968778695a4b3c2d1e0f';
+    // As the executor starts a job in a burst: the mark in its environment, its `track` not sent yet.
+    const marked = spawn('/bin/sh', ['-c', 'sleep 60 & sleep 60 & wait'], { detached: true, stdio: 'ignore', env: { PATH: process.env.PATH, ORRERY_RUN_MARK: mark } });
+    started.push({ kill: () => { try { process.kill(-marked.pid!, 'SIGKILL'); } catch { /* gone */ } } });
+    const unmarked = startGroup();
+    const tracked = startGroup();
+    await eventually(() => {
+      expect(liveMembers(marked.pid!).length).toBe(3);
+      expect(liveMembers(unmarked).length).toBe(3);
+      expect(liveMembers(tracked).length).toBe(3);
+    });
+    const guard = await startGuard();
+    await send(guard, { type: 'mark', value: mark });
+    await send(guard, { type: 'track', pgid: tracked });
+    const fenced = new Promise<unknown>((resolve) => guard.child.on('message', (m) => resolve(m)));
+    await send(guard, { type: 'deadline', at: Number(process.hrtime.bigint() / 1_000_000n) + 50 });
+    expect(await fenced).toEqual({ type: 'fenced', pgids: [tracked, marked.pid] });
+    await eventually(() => {
+      expect(liveMembers(tracked)).toEqual([]);
+      expect(liveMembers(marked.pid!)).toEqual([]);
+    });
+    expect(liveMembers(unmarked).length).toBe(3);
+  });
+
   it('after a goodbye it exits and touches neither the groups nor the session', async () => {
     const admin = await client();
     const executor = await client();

@@ -6,7 +6,7 @@
  *   reported as skipped (`misfire`).
  * - Fast path: when the planned fire is at hand (within the claim lead ahead, or on time) it fires
  *   first and plans after. A fire just ahead fires **early** (`onFireEarly`): its claims go out up to
- *   the claim lead (claim-lead.ts) before the fire time, never more than 40 % of the job's period.
+ *   the claim lead (claim-lead.ts) before the fire time, never more than 60 % of the job's period.
  * - Long waits are re-planned at least every {@link REPLAN_INTERVAL_MS} (a timer cannot wait more
  *   than ~24 days, and a clock step is caught).
  * - Fire times the pause periods suppress are reported as skipped (`pause-period`): the first one
@@ -39,7 +39,7 @@ export const systemClock: Clock = {
 /** Waits longer than this (ms) are re-planned on the way. */
 export const REPLAN_INTERVAL_MS = 3_600_000;
 /** A job claims at most this fraction of its period ahead of a fire. */
-export const MAX_LEAD_PERIOD_FRACTION = 0.4;
+export const MAX_LEAD_PERIOD_FRACTION = 0.6;
 /** Slack (ms) past the maximum claim lead within which a wake-up still takes the fast path. */
 export const FAST_PATH_SLACK_MS = 50;
 /** Fire times suppressed by a pause period are reported at least this often (ms) while it lasts. */

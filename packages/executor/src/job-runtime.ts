@@ -222,28 +222,47 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   }
 
   /** Starts `request` after `delayMs` (unless dropped meanwhile: a disable, a fence, close). */
-  function later(request: RunRequest, delayMs: number): void {
+  /** Runs `request` after `delayMs`; returns its timer, for {@link takeBack}. */
+  function later(request: RunRequest, delayMs: number): unknown {
     const timer = clock.setTimeout(() => {
       timers.delete(timer);
       void runShard(request);
     }, Math.max(0, delayMs));
     (timer as { unref?: () => void }).unref?.();
     timers.set(timer, { item: request.item, fireTime: request.fireTime });
+    return timer;
+  }
+
+  /** Takes back a fire `later` still holds: true if it had not gone yet (nor been dropped). */
+  function takeBack(timer: unknown): boolean {
+    if (!timers.has(timer)) return false;
+    timers.delete(timer);
+    clock.clearTimeout(timer);
+    return true;
   }
 
   // ---- fires ----------------------------------------------------------------------------------
 
   /**
    * A fire just ahead: idle items are claimed now and start at the fire time; an item still running
-   * here is left to the overlap policy at the fire time itself, as if nothing were early.
+   * here is left to the overlap policy at the fire time itself, as if nothing were early — unless its
+   * run ends before then, when it is claimed early after all (a run that started late, in a burst,
+   * would otherwise make the next fire's run of its item start late too).
    */
   function fireEarly(fireTime: number): void {
     const claimed: number[] = [];
     const deferred: number[] = [];
     for (const item of sortedItems()) {
-      if (active.has(item)) {
+      const running = active.get(item);
+      if (running) {
         deferred.push(item);
-        later({ item, fireTime, trigger: 'cron', attempt: 1 }, fireTime - clock.now());
+        const request: RunRequest = { item, fireTime, trigger: 'cron', attempt: 1 };
+        const timer = later(request, fireTime - clock.now());
+        void running.finished.then(() => {
+          if (closed || stopped || active.has(item) || !effective.has(item) || config?.enabled !== true) return;
+          if (clock.now() >= fireTime || !takeBack(timer)) return; // at the dot: the overlap rule has it
+          void runShard({ ...request, startAt: fireTime });
+        });
       } else {
         claimed.push(item);
         void runShard({ item, fireTime, trigger: 'cron', attempt: 1, startAt: fireTime });

@@ -54,7 +54,8 @@ export interface RunHandle {
   setOwner(owner: boolean): void;
   /**
    * Takes the run back if it has not started: `done` then resolves with `withdrawn: true`. A run
-   * that started meanwhile goes on as if nothing was asked. Only Node runs wait to start.
+   * that started meanwhile goes on as if nothing was asked. Only runs started ahead of their fire
+   * time wait to start (a Node run in its worker, a shell run at its gate).
    */
   withdraw?(): void;
 }

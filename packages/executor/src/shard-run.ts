@@ -14,18 +14,19 @@
  *   starts (the job was disabled, the item moved, a Node run withdrawn) is given back (one
  *   compare-and-set back to idle), and a fire dropped by a disable is reported (`disabled`).
  * - **Ownership**: the run's `ctx.isOwner()` turns false as soon as its claim is no longer its own:
- *   when the executor fences (see job-runtime.ts), and when the shard node changes under the run —
- *   one `exists` with a watch right after the claim (one request per run; the watch fires on the next
- *   write of the node, which is this run's completion unless someone took the claim over).
+ *   when the executor fences (see job-runtime.ts), and, for a Node run, when the shard node changes
+ *   under the run — one `exists` with a watch right after the claim (one request per Node run; the
+ *   watch fires on the next write of the node, which is this run's completion unless someone took
+ *   the claim over). A shell job has no `isOwner()`, so its runs need no watch.
  * - **Complete**: one compare-and-set from the claim's version; a stale run records nothing. When
  *   ZooKeeper is out of reach it tries again once connected, checking first whether the lost write
  *   went through. A run the self-fence stopped whose claim still stands (the session survived) is
  *   marked for a failover re-run from its own claim instead (a job with `failover`).
  *
- * Guarantees: at most two ZooKeeper writes per run that starts (claim, complete) plus the one
- * `exists`; an outcome is recorded only from the claim's own version. Not guaranteed: that a run
- * whose executor is cut off stops before another executor's run of the item starts — that is the
- * session fence's job.
+ * Guarantees: at most two ZooKeeper writes per run that starts (claim, complete), plus the one
+ * `exists` of a Node run; an outcome is recorded only from the claim's own version. Not
+ * guaranteed: that a run whose executor is cut off stops before another executor's run of the
+ * item starts — that is the session fence's job.
  */
 import { join } from 'node:path';
 import {
@@ -181,9 +182,10 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     if (claim.claimed && request.startAt !== undefined && now() < request.startAt) {
       // Claimed ahead of the fire time: start on the dot, unless the item or the job went meanwhile.
       if (!wanted(item)) return giveBack(item, fireTime, claim.claim);
-      // A Node run goes to its worker now, which starts it on the dot (withdrawn if the item or the
-      // job goes meanwhile); a shell run is spawned here at the fire time.
-      if (c.type === 'node' && c.handler && ctx.modules.has(c.handler)) return runClaimed(c, request, active, claim.claim);
+      // A Node run goes to its worker now, which starts it on the dot; a shell run's process starts
+      // now, held at its gate until the dot (shell-runner.ts). Either is withdrawn — taken back
+      // unstarted, the claim given back — if the item or the job goes meanwhile.
+      if (c.type === 'shell' || (c.type === 'node' && c.handler && ctx.modules.has(c.handler))) return runClaimed(c, request, active, claim.claim, startedAt);
       await new Promise((resolve) => setTimeout(resolve, request.startAt! - now()));
       if (!wanted(item)) return giveBack(item, fireTime, claim.claim);
     }
@@ -298,7 +300,8 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     }).catch(() => undefined); // a lost connection: the fence tells the run if it must
   }
 
-  async function runClaimed(c: JobConfig, request: RunRequest, active: ActiveRun, claim: Claim): Promise<ShardRunResult> {
+  /** @param claimedFrom when the claim of a run started ahead of its fire time was begun. */
+  async function runClaimed(c: JobConfig, request: RunRequest, active: ActiveRun, claim: Claim, claimedFrom?: number): Promise<ShardRunResult> {
     const { item, fireTime, trigger, attempt, startAt } = request;
     const startedAt = now();
     const logs = ctx.history.logPaths(job, active.runId);
@@ -334,6 +337,8 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     };
     let result: RunResult;
     if (c.type === 'shell') {
+      // Pending until its gate opens (onStart), when started ahead of its fire time.
+      active.pending = startAt !== undefined;
       const handle = runShell({
         command: c.command ?? 'false',
         env,
@@ -346,9 +351,13 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
         maxLogBytes: ctx.history.maxLogBytes,
         onLogError: (error) => logger.warn({ err: error, item, runId: active.runId }, 'could not write a run log: its output is discarded'),
         onSpawn: (pgid) => ctx.trackProcessGroup?.(pgid, job, active.runId, active.finished),
+        ...(startAt !== undefined ? { startAt, onStart } : {}),
       });
+      // No ownership watch: a shell job has no `isOwner()` to tell (its claim is guarded by the fence).
       adopt(handle);
-      watchOwnership(active, claim, item);
+      // A burst's processes start one after another: the lead covers the claim and the start (the
+      // slowest of a fire counts), so that the last gate of a burst is still ready before the dot.
+      if (claimedFrom !== undefined && trigger === 'cron') ctx.claimLead.observe(fireTime, now() - claimedFrom);
       result = await handle.done;
     } else {
       const module = c.handler ? ctx.modules.get(c.handler) : undefined;

@@ -13,6 +13,10 @@
  *
  * The process is started by execa ({@link SHELL_EXECA_OPTIONS}), which keeps none of the run's
  * life: the outcome, the signals and the output stay this module's, as each option says.
+ *
+ * A run claimed ahead of its fire time (`startAt`) starts its process at once, held at a gate
+ * ({@link SHELL_GATE}) that lets the command through at `startAt`; until then it can be withdrawn
+ * (killed at the gate: the command never ran).
  */
 import { execa, type Options as ExecaOptions } from 'execa';
 import { stdioWithoutSockets, toError } from '@orrery/core';
@@ -39,6 +43,14 @@ export interface ShellRunSpec extends RunIo {
   cwd?: string;
   /** Called with the process group id as soon as it exists (orphan records). */
   onSpawn?: (pgid: number) => void;
+  /**
+   * Start the command at this time (ms since the epoch) rather than now: the process is started at
+   * once, held at a gate, and let through at `startAt` (see {@link SHELL_GATE}). The timeout counts
+   * from then, and the result's `startedAt` is then.
+   */
+  startAt?: number;
+  /** Told when the command starts (at once, or when the gate opens). */
+  onStart?: (at: number) => void;
   /** Told when a log file cannot be written (its output is discarded from then on). */
   onLogError?: (error: Error) => void;
 }
@@ -79,6 +91,19 @@ export const SHELL_EXECA_OPTIONS = Object.freeze({
 /** How long (ms) a finished run waits for its pipes to end before it lets go of them. */
 export const PIPE_LINGER_MS = 2000;
 
+/**
+ * The gate of a run started ahead of its time (`startAt`): `/bin/sh -c SHELL_GATE /bin/sh COMMAND`
+ * waits for one line on descriptor 3 (a pipe from the executor), closes it, and replaces itself
+ * with `/bin/sh -c COMMAND` — the same process, group, environment and argv[0] as a run started
+ * directly, so the job cannot tell. Starting a process costs the executor milliseconds (more the
+ * bigger it is), and a burst of fires starts its runs one after another: started during the claim
+ * lead instead, a burst's commands all begin at the fire time. If the executor goes before the
+ * gate opens, the pipe closes, `read` fails and the command never runs (exit 125).
+ */
+export const SHELL_GATE = 'read -r _ <&3 || exit 125; exec 3<&-; exec /bin/sh -c "$1"';
+/** Exit status of a gate whose pipe closed before it opened (the command never ran). */
+export const GATE_CLOSED_EXIT = 125;
+
 const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
   try {
     process.kill(-pgid, signal);
@@ -89,16 +114,22 @@ const killGroup = (pgid: number, signal: NodeJS.Signals): void => {
 
 /** Starts a shell run. */
 export function runShell(spec: ShellRunSpec): RunHandle {
-  const startedAt = Date.now();
-  const child = execa('/bin/sh', ['-c', spec.command], {
+  let startedAt = Date.now();
+  const gated = spec.startAt !== undefined && spec.startAt > startedAt;
+  const child = execa('/bin/sh', gated ? ['-c', SHELL_GATE, '/bin/sh', spec.command] : ['-c', spec.command], {
     ...SHELL_EXECA_OPTIONS,
     ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
     env: jobEnvironment(spec.baseEnv ?? process.env, [], { ...spec.env, ORRERY_RESULT_FILE: spec.resultFile }),
     // never the executor's ZooKeeper socket
-    stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe']) as ExecaOptions['stdio'],
+    stdio: stdioWithoutSockets(gated ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe']) as ExecaOptions['stdio'],
   });
   const pgid = child.pid ?? 0;
   if (pgid) spec.onSpawn?.(pgid);
+  const gate = gated ? (child.stdio[3] as NodeJS.WritableStream & { destroy(): void; on(e: 'error', f: () => void): unknown }) : undefined;
+  gate?.on('error', () => undefined); // the gate died first: its exit settles the run
+  /** Whether the command was let through (always, for a run not started ahead). */
+  let started = !gated;
+  let withdrawn = false;
   const stdoutTail = createOutputTail();
   const stderrTail = createOutputTail();
   const logOptions = { maxBytes: spec.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES, onError: spec.onLogError };
@@ -138,13 +169,37 @@ export function runShell(spec: ShellRunSpec): RunHandle {
     killGroup(pgid, graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
     killTimer = setTimeout(() => killGroup(pgid, 'SIGKILL'), graceMs);
   };
-  const timeout = spec.timeoutMs > 0 ? setTimeout(() => terminate('timed-out'), spec.timeoutMs) : undefined;
+  let timeout: NodeJS.Timeout | undefined;
+  const start = (): void => {
+    started = true;
+    startedAt = Date.now();
+    if (spec.timeoutMs > 0) timeout = setTimeout(() => terminate('timed-out'), spec.timeoutMs);
+    spec.onStart?.(startedAt);
+  };
+  let gateTimer: NodeJS.Timeout | undefined;
+  if (!gated) start();
+  else if (pgid) {
+    const open = (): void => {
+      gateTimer = undefined;
+      if (ended || withdrawn) return;
+      // A timer may wake a millisecond before the wall clock reads its time: never open early.
+      const wait = spec.startAt! - Date.now();
+      if (wait > 0) {
+        gateTimer = setTimeout(open, wait);
+        return;
+      }
+      gate!.end('go\n');
+      start();
+    };
+    gateTimer = setTimeout(open, spec.startAt! - Date.now());
+  }
 
   const done = new Promise<RunResult>((resolve) => {
     let finished = false;
     const finish = (exitCode: number | null, signal: string | null, spawnError?: Error): void => {
       if (finished) return;
       finished = true;
+      if (gateTimer) clearTimeout(gateTimer);
       if (timeout) clearTimeout(timeout);
       if (killTimer) clearTimeout(killTimer);
       // Whatever the run left in its group dies with it.
@@ -156,6 +211,7 @@ export function runShell(spec: ShellRunSpec): RunHandle {
         closedOnce = true;
         child.stdout?.destroy();
         child.stderr?.destroy();
+        gate?.destroy();
         // The log files are complete before the run is reported done.
         const flushed = Promise.all([stdoutFile.end(), stderrFile.end()]);
         let message = '';
@@ -171,7 +227,11 @@ export function runShell(spec: ShellRunSpec): RunHandle {
         if (!message && status === 'timed-out') message = `timed out after ${spec.timeoutMs / 1000} s`;
         if (!message && status === 'aborted') message = `stopped (${ended})`;
         if (!message && status === 'failed') message = failureMessage(stderrTail.text(), exitCode, signal);
-        const result: RunResult = { status, exitCode, signal, message, stdoutTail: stdoutTail.text(), stderrTail: stderrTail.text(), startedAt, endedAt: Date.now() };
+        const result: RunResult = {
+          status, exitCode, signal, message, stdoutTail: stdoutTail.text(), stderrTail: stderrTail.text(), startedAt, endedAt: Date.now(),
+          // Killed at its gate: the command never ran.
+          ...(withdrawn ? { withdrawn: true } : {}),
+        };
         void flushed.then(([outLost, errLost]) => {
           const truncated = logTruncation(outLost, errLost);
           resolve(truncated ? { ...result, truncated } : result);
@@ -201,5 +261,10 @@ export function runShell(spec: ShellRunSpec): RunHandle {
     done,
     stop: (reason, graceMs) => terminate(reason, graceMs),
     setOwner: () => undefined,
+    withdraw: () => {
+      if (started || ended || withdrawn || !pgid) return;
+      withdrawn = true;
+      killGroup(pgid, 'SIGKILL');
+    },
   };
 }
