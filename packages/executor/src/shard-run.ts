@@ -136,6 +136,9 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
   // Each item's shard node as this executor last wrote it: the next claim then needs no read.
   const known = new Map<number, { version: number; state: ShardState }>();
   let shardsReady = false;
+  // Items whose node `prepare` is reading or making: a claim waits for it (a claim that read "no
+  // node" would otherwise lose the create to it and take the fire as raced).
+  const preparing = new Map<number, Promise<void>>();
   const now = (): number => ctx.clock?.now() ?? Date.now();
   /** True while the job still wants `item` run here (not closed, enabled, owned). */
   const wanted = (item: number): boolean => !options.isClosed() && options.config()?.enabled === true && options.owns(item);
@@ -153,6 +156,7 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
       shardsReady = true;
     }
     const path = paths.jobShard(namespace, job, item);
+    await preparing.get(item);
     const startedAt = now();
     const knownState = known.get(item);
     known.delete(item);
@@ -215,36 +219,41 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     return runClaimed(c, startsNow, active, claim.claim);
   }
 
-  async function prepare(items: readonly number[]): Promise<void> {
-    if (options.isClosed()) return;
+  function prepare(items: readonly number[]): Promise<void> {
+    if (options.isClosed()) return Promise.resolve();
+    // The parent first (once), then each item's node; each item's entry is in `preparing` from now.
+    const parent = shardsReady
+      ? Promise.resolve(true)
+      : ensureNode(zk, paths.jobShards(namespace, job)).then((exists) => {
+        if (exists) shardsReady = true;
+        return exists; // false: the job is gone
+      }, () => false); // the first claim tries again
+    return Promise.all(items.filter((item) => !known.has(item) && !preparing.has(item)).map((item) => {
+      const read = parent.then((ok) => (ok ? readAhead(item) : undefined)).finally(() => preparing.delete(item));
+      preparing.set(item, read);
+      return read;
+    })).then(() => undefined);
+  }
+
+  /** Reads (or makes, idle) `item`'s shard node into the known-version cache; never throws. */
+  async function readAhead(item: number): Promise<void> {
+    const path = paths.jobShard(namespace, job, item);
     try {
-      if (!shardsReady) {
-        if (!(await ensureNode(zk, paths.jobShards(namespace, job)))) return; // the job is gone
-        shardsReady = true;
-      }
-    } catch {
-      return; // the first claim tries again
-    }
-    await Promise.all(items.filter((item) => !known.has(item)).map(async (item) => {
-      const path = paths.jobShard(namespace, job, item);
-      try {
-        let shard = await readShard(zk, path);
-        if (!shard) {
-          try {
-            await zk.create(path, encodeJson(IDLE_SHARD));
-            shard = { state: IDLE_SHARD, version: 0, mzxid: 0 };
-          } catch (error) {
-            if (!hasErrorCode(error, 'node-exists')) throw error;
-            shard = await readShard(zk, path);
-          }
+      let shard = await readShard(zk, path);
+      if (!shard) {
+        try {
+          await zk.create(path, encodeJson(IDLE_SHARD));
+          shard = { state: IDLE_SHARD, version: 0, mzxid: 0 };
+        } catch (error) {
+          if (!hasErrorCode(error, 'node-exists')) throw error;
+          shard = await readShard(zk, path);
         }
-        // A claim made meanwhile took the item's entry: it knows better than this read.
-        if (shard?.state.state === 'idle' && !known.has(item) && !options.isClosed()) known.set(item, { version: shard.version, state: shard.state });
-      } catch (error) {
-        // A garbage node (the job leader resets it), or ZooKeeper out of reach: the first claim reads it.
-        logger.debug({ err: toError(error), item }, 'could not read a shard node ahead of its first claim');
       }
-    }));
+      if (shard?.state.state === 'idle' && !known.has(item) && !options.isClosed()) known.set(item, { version: shard.version, state: shard.state });
+    } catch (error) {
+      // A garbage node (the job leader resets it), or ZooKeeper out of reach: the first claim reads it.
+      logger.debug({ err: toError(error), item }, 'could not read a shard node ahead of its first claim');
+    }
   }
 
   /** Gives back an early claim whose run will not start; a fire a disable dropped is reported. */
