@@ -20,9 +20,10 @@
  * - **Leave / drain / lost handler / lost preference**: the shards that can no longer stay move —
  *   the spread never needs more. A leave moves exactly the leaver's shards (except isolation: the
  *   executor taking a heavy shard gives up other jobs' remainders, one per job at most). In rounds
- *   without a departure, when forced placements leave max − min total load above the largest shard
- *   weight, one more shard per job at most may move (from a holder of one more to a holder of one
- *   less, across a gap larger than that weight) to restore it.
+ *   without a departure that placed shards or had a joiner, when max − min total load exceeds the
+ *   largest shard weight, one more shard per job at most may move (from a holder of one more to a
+ *   holder of one less, across a gap larger than that weight) until the bound holds or no such move
+ *   is left — so after a join the bound is not guaranteed (isolation, one move per job).
  * - `preferList` restricts candidates to preferred executors while one is online; with
  *   `useDispreferList` shards fall back to the others and return when a preferred one comes back.
  * - `localMode`: exactly one shard per candidate executor (items numbered from 0, sticky per executor).
@@ -286,8 +287,11 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   }
   // Not in a round an executor left: a leave moves exactly the leaver's shards (the spread never
   // needs more); total balance is then the best those moves allow, until the next join or reshard.
+  // A join repairs too when it forced no placement (every job has fewer shards than executors):
+  // otherwise a leave's imbalance would outlive it.
   const left = previous.members.some((m) => !traffic.some((e) => names[e] === m));
-  if (forced && !left && hi - lo > maxWeight) rebalance(traffic, traffic, load, held, states, heavy, own, disown, undefined, maxWeight, new Set());
+  const joined = traffic.some((e) => !members.has(names[e]!));
+  if ((forced || joined) && !left && hi - lo > maxWeight) rebalance(traffic, traffic, load, held, states, heavy, own, disown, undefined, maxWeight, new Set());
 
   // 4. The output, in a canonical order (executor indexes ascend with names).
   const out: Allocation = { members: traffic.map((e) => names[e]!), jobs: {} };
