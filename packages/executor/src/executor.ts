@@ -155,6 +155,11 @@ export interface Executor extends Subscribable<ExecutorEvents> {
 
 /** How long (ms) the first connection to ZooKeeper may take before `start()` fails. */
 export const ZK_START_TIMEOUT_MS = 60_000;
+/**
+ * How long one step of `close()` (the presence, the workers, the guard, …) may take before the close
+ * goes on without it; stopping the runs may take their kill grace on top.
+ */
+export const CLOSE_STEP_MS = 15_000;
 
 export function createExecutor(options: ExecutorOptions): Executor {
   const name = options.name ?? hostname();
@@ -471,14 +476,26 @@ export function createExecutor(options: ExecutorOptions): Executor {
       closing = new Promise<void>((resolve) => { done = resolve; });
       for (const off of offs.splice(0)) off();
       if (pruneTimer) clearInterval(pruneTimer);
-      await Promise.all(allRuntimes().map((r) => r.close({ stopRuns: true, ...(closeOptions.graceMs !== undefined ? { graceMs: closeOptions.graceMs } : {}) })));
+      // Each step is logged (debug), and none may hold the close for ever: one that outlasts its
+      // bound is logged as an error naming it, and the close goes on (a process asked to stop stops).
+      const step = async (what: string, action: () => Promise<unknown> | undefined, boundMs = CLOSE_STEP_MS): Promise<void> => {
+        logger.debug({ step: what }, 'closing');
+        let timer: NodeJS.Timeout | undefined;
+        const outlasted = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), boundMs); });
+        const late = await Promise.race([Promise.resolve(action()).then(() => false), outlasted]);
+        clearTimeout(timer);
+        if (late) logger.error({ step: what, boundMs }, 'a step of the close did not finish in time: going on without it');
+      };
+      const runGraceMs = closeOptions.graceMs ?? options.killGraceMs ?? 5000;
+      await step('jobs', () => Promise.all(allRuntimes().map((r) => r.close({ stopRuns: true, ...(closeOptions.graceMs !== undefined ? { graceMs: closeOptions.graceMs } : {}) }))), runGraceMs + CLOSE_STEP_MS);
       runtimes.clear();
-      await presence?.close();
-      await nodePool?.close();
-      await fence.close();
-      await http?.close();
-      await alarmSender.close();
-      await zk.close();
+      await step('presence', () => presence?.close());
+      await step('node workers', () => nodePool?.close());
+      await step('fence', () => fence.close());
+      await step('http', () => http?.close());
+      await step('alarms', () => alarmSender.close());
+      await step('zookeeper', () => zk.close());
+      logger.debug('closed');
       emitter.clear();
       done();
     },

@@ -90,6 +90,10 @@ afterEach((context) => {
 
 afterAll(async () => {
   await executor?.close({ graceMs: 500 });
+  // Every step of the close finished (each is logged; one that outlasts its bound is an error).
+  const late = lines.filter((l) => l.msg === 'a step of the close did not finish in time: going on without it');
+  if (late.length > 0) console.log(lines.slice(-60).map((l) => JSON.stringify(l)).join('\n'));
+  expect(late).toEqual([]);
   await proxy?.close();
   await admin?.close();
 });

@@ -85,6 +85,9 @@ const WORKER = fileURLToPath(siblingModule(import.meta.url, 'node-worker'));
  */
 export const JOB_WORKER_CONDITION = 'orrery-job-worker';
 
+/** How long (ms) after a worker's exit its channel and pipes may take to end before it is settled without them. */
+export const WORKER_DRAIN_MS = 2000;
+
 /** Workers started ahead of need, by default. */
 export const DEFAULT_MIN_WORKERS = 1;
 /** Worker processes at most, by default. */
@@ -373,9 +376,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     }) as ResultPromise<typeof WORKER_OPTIONS>;
     const worker: Worker = {
       child, runs: [], dying: false, ready: false, retired: false,
-      // Once the process is gone, its pipes closed and every IPC message it sent was read (execa's
-      // result waits for the channel's end; Node emits every 'message' before that).
-      exited: child.then(() => undefined, () => undefined),
+      exited: workerGone(child),
     };
     if (child.pid) options.onWorker?.(child.pid, worker.exited);
     // Stray output (from a process the job started, say) goes to the running run, best effort.
@@ -407,15 +408,15 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     // every IPC message it sent has been read — settle its runs. (Settling on 'exit' could miss a
     // 'started' still in the channel and hand a run that did start to another worker.)
     child.once('exit', () => kill(worker, 'SIGKILL'));
-    void worker.exited.then(async () => {
-      const result = await child;
-      if (result.failed && !result.isTerminated && result.exitCode === undefined) {
-        logger.error({ err: result.message }, 'could not start a node job worker');
-      }
+    // A process that could not be started at all (execa catches spawn's throw): said once.
+    void child.then((result) => {
+      if (result.failed && !result.isTerminated && result.exitCode === undefined) logger.error({ err: result.message }, 'could not start a node job worker');
+    }, () => undefined);
+    void worker.exited.then(() => {
       workers.delete(worker);
       const runs = worker.runs;
-      const exitCode = result.exitCode ?? null;
-      const signal = result.signal ?? null;
+      const exitCode = child.exitCode;
+      const signal = child.signalCode;
       for (const run of [...runs]) apply(run, { type: 'worker-gone', exitCode, signal });
       worker.runs = [];
       if (!closed) {
@@ -425,6 +426,43 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     });
     child.unref();
     return worker;
+  }
+
+  /**
+   * Resolves once a worker process is gone: after its `exit`, once its IPC channel has ended (Node
+   * emits every `message` the worker sent before that, so a `started` still in the channel is never
+   * missed) and its pipes have ended (all its stray output read) — but waiting for those at most
+   * {@link WORKER_DRAIN_MS}. Not waiting for ever matters: the `zookeeper` package's poll handle can
+   * drop the event-loop registration of a descriptor number the ZooKeeper C client closed and Node
+   * reused (after a reconnect), and a pipe or channel that lost it never reports its end. (Execa's
+   * result, which waits for them all, then never settles: a pool close hung on it.) A worker that was
+   * never started resolves at once.
+   */
+  function workerGone(child: ResultPromise<typeof WORKER_OPTIONS>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (child.pid === undefined) {
+        resolve();
+        return;
+      }
+      child.once('exit', () => {
+        const ends: Array<Promise<unknown>> = [];
+        if (child.connected) ends.push(new Promise((r) => child.once('disconnect', r)));
+        for (const pipe of [child.stdout, child.stderr]) {
+          if (pipe && !pipe.readableEnded && !pipe.destroyed) ends.push(new Promise((r) => { pipe.once('end', r); pipe.once('close', r); }));
+        }
+        const timer = setTimeout(() => {
+          logger.warn({ pid: child.pid }, 'a node job worker exited but its pipes or channel did not end: going on without them');
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          if (child.connected) child.disconnect();
+          resolve();
+        }, WORKER_DRAIN_MS);
+        void Promise.all(ends).then(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    });
   }
 
   function kill(worker: Worker, signal: NodeJS.Signals): void {
