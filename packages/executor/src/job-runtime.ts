@@ -45,7 +45,7 @@ import { createJobWatches } from './job-watches.js';
 import { startDeadline, type Trigger } from './misfire-rule.js';
 import { decideOverlap, queueSlot, type QueueSlot } from './overlap-policy.js';
 import type { RuntimeContext } from './runtime-context.js';
-import { createShardRunner, type ActiveRun, type RunRequest, type ShardRunResult } from './shard-run.js';
+import { createShardRunner, stopActiveRun, type ActiveRun, type RunRequest, type ShardRunResult } from './shard-run.js';
 
 export type { RuntimeContext } from './runtime-context.js';
 
@@ -324,7 +324,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
           enqueue({ item, fireTime, trigger, attempt: request.attempt, ...(request.param !== undefined ? { param: request.param } : {}) });
           return;
         case 'replace':
-          mine.handle?.stop('replace');
+          stopActiveRun(mine, 'replace');
           await mine.finished;
       }
     }
@@ -432,7 +432,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       for (const item of items) {
         dropped += Object.keys(waiting.get(item) ?? {}).length;
         waiting.delete(item);
-        active.get(item)?.handle?.stop('stop');
+        const running = active.get(item);
+        if (running) stopActiveRun(running, 'stop');
       }
       logger.info({ command: name, items, waitingDropped: dropped }, 'stop command');
       return;
@@ -477,7 +478,8 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
   // ---- lifecycle ------------------------------------------------------------------------------
 
   const stopRuns = async (graceMs: number | undefined): Promise<void> => {
-    for (const run of active.values()) run.handle?.stop('shutdown', graceMs);
+    if (active.size > 0) logger.debug({ step: 'runs', runs: [...active.values()].map((r) => ({ runId: r.runId, started: r.handle !== undefined, pending: r.pending })) }, 'closing');
+    for (const run of active.values()) stopActiveRun(run, 'shutdown', graceMs);
     await Promise.all([...active.values()].map((r) => r.finished));
   };
 
@@ -515,10 +517,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       for (const run of active.values()) {
         // The run's claim may be someone else's any moment now: it is told before it is stopped.
         run.owner = false;
-        if (!run.handle) continue;
-        run.handle.setOwner(false);
+        run.handle?.setOwner(false);
         run.fenced = true;
-        run.handle.stop('fence', graceMs);
+        stopActiveRun(run, 'fence', graceMs);
       }
       return active.size;
     },
@@ -547,7 +548,9 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       dropWaiting(() => true, undefined);
       skips.flush();
       if (options.stopRuns) await stopRuns(options.graceMs);
+      logger.debug({ step: 'latch' }, 'closing');
       await latch.close();
+      logger.debug({ step: 'leader' }, 'closing');
       await leader.settled();
       emitter.emit('job:stopped', { job });
     },

@@ -52,7 +52,7 @@ import type { Trigger } from './misfire-rule.js';
 import type { SkipReason } from './fire-skips.js';
 import { decideOverlap } from './overlap-policy.js';
 import type { RuntimeContext } from './runtime-context.js';
-import type { RunHandle, RunResult } from './run-types.js';
+import type { RunHandle, RunResult, StopReason } from './run-types.js';
 import { runShell } from './shell-runner.js';
 import { untilConnected } from './until-connected.js';
 
@@ -83,6 +83,14 @@ export interface ActiveRun {
   owner: boolean;
   /** Its own completion (or failover mark) is being written: a change of the node is its own. */
   settling?: boolean;
+  /** A stop asked for before the run had a handle (still claiming): carried out as soon as it has one. */
+  stopRequest?: { reason: StopReason; graceMs?: number };
+}
+
+/** Stops `active`'s run now, or as soon as it has a handle (a stop during its claim is not lost). */
+export function stopActiveRun(active: ActiveRun, reason: StopReason, graceMs?: number): void {
+  if (active.handle) active.handle.stop(reason, graceMs);
+  else active.stopRequest = { reason, ...(graceMs !== undefined ? { graceMs } : {}) };
 }
 
 /** One run asked for. */
@@ -341,8 +349,9 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     if (startAt === undefined) onStart(startedAt);
     const adopt = (handle: RunHandle): void => {
       active.handle = handle;
-      // Disowned (fenced, taken over) before the handle existed: tell it at once.
+      // Disowned (fenced, taken over) or stopped before the handle existed: tell it at once.
       if (!active.owner) handle.setOwner(false);
+      if (active.stopRequest) handle.stop(active.stopRequest.reason, active.stopRequest.graceMs);
     };
     let result: RunResult;
     if (c.type === 'shell') {
