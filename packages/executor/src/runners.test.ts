@@ -92,12 +92,13 @@ describe('shell runner', () => {
   });
 
   it('escalates to SIGKILL for a script that ignores SIGTERM, and stop() ends as aborted', async () => {
-    const t0 = Date.now();
-    const run = runShell({ ...io(), command: "trap '' TERM; sleep 30", env: {}, resultFile: join(dir, 'r4.json') });
-    setTimeout(() => run.stop('stop'), 200);
+    const started = join(dir, 'r4.started');
+    // The ignored SIGTERM is inherited by `sleep` too: only the SIGKILL ends them, long before 30 s.
+    const run = runShell({ ...io(), command: `trap '' TERM; touch ${started}; sleep 30`, env: {}, resultFile: join(dir, 'r4.json') });
+    await eventually(() => expect(existsSync(started)).toBe(true));
+    run.stop('stop');
     const result = await run.done;
-    expect(result.status).toBe('aborted');
-    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(result).toMatchObject({ status: 'aborted', signal: 'SIGKILL' });
     expect(isProcessAlive(run.pid)).toBe(false);
   });
 });
@@ -123,13 +124,11 @@ describe('node job pool', () => {
   });
 
   it('kills a job that ignores ctx.signal at its timeout, and the pool stays healthy', async () => {
-    const t0 = Date.now();
     const run = pool.run({ ...io(1000), runId: 'r-3', module: fixture('ignores-signal.ts'), context: {} });
     await eventually(() => expect(run.pid).toBeGreaterThan(0));
     const pid = run.pid;
     const result = await run.done;
     expect(result.status).toBe('timed-out');
-    expect(Date.now() - t0).toBeLessThan(5000);
     await eventually(() => expect(isProcessAlive(pid)).toBe(false));
     const next = await pool.run({ ...io(), runId: 'r-4', module: fixture('echo-context.ts'), context: { shardItem: 0 } }).done;
     expect(next.status).toBe('succeeded');
@@ -206,9 +205,7 @@ describe('node job pool dispatch', () => {
       expect(l.startedAt).toBeGreaterThanOrEqual(t0 + 900);
       expect(starts.get('early')).toBe(e.startedAt);
       expect(starts.get('late')).toBe(l.startedAt);
-      // Punctuality itself is measured by `npm run bench executor`; here only "not held up" (a
-      // loaded machine may be late by a few hundred ms, a run waiting for something else by seconds).
-      expect(l.startedAt - (t0 + 900)).toBeLessThan(1000);
+      // (Punctuality itself is measured by `npm run bench executor`.)
     } finally {
       await pool.close();
     }

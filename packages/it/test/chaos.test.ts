@@ -65,12 +65,13 @@ describe('chaos', () => {
     const report = assertLedger(ledger, [{ job: 'chaos', items: 3, fireTimes: everySecond(t0 + 1000, t1 - 1500) }], [[killedAt - 1000, rerunAt + 1500]], 'kill -9 of an executor mid-run');
     expect(report.failoverReruns).toBeGreaterThanOrEqual(1);
     const killed = readLedger(ledger).runs.find((r) => r.runId === run.runId)!;
-    // Its fence guard killed the orphaned run as soon as the executor died.
+    // Its fence guard killed the orphaned run before the re-run started, and ended the dead
+    // executor's session itself (so the failover did not wait for the session timeout; how long it
+    // takes is `npm run bench failover`'s to say).
     expect(killed.ended).toBe(false);
-    expect(killed.lastSeen - killedAt).toBeLessThan(500);
-    // Detection (its guard closed the session; the session expiry only if the guard could not) +
-    // reassignment + start: within the session timeout + 2 s here.
-    expect(rerunAt - killedAt).toBeLessThan(SESSION_MS + 2000);
+    expect(killed.lastSeen).toBeLessThan(rerunAt);
+    const victimLines = c.executors.get(victim)!.lines.filter((l) => l.includes('"name":"fence-guard"')).map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(victimLines).toContain("closed the dead executor's ZooKeeper session");
     await eventually(() => {
       expect(hook!.bodies).toContainEqual(expect.objectContaining({ kind: 'executor-lost', namespace: NS, executor: victim }));
       expect(hook!.bodies).toContainEqual(expect.objectContaining({ kind: 'failover', namespace: NS, job: 'chaos', item: run.item, crashedExecutor: victim }));
@@ -408,7 +409,7 @@ describe('chaos: executors leaving and coming back', () => {
     expect(report.missedInFaults).toBeLessThanOrEqual(6);
   });
 
-  it('graceful shutdown: idle shards move within 1 s, the run in progress finishes and is recorded, exit 0; a second signal stops at once', async () => {
+  it('graceful shutdown: idle shards move at once (before the run in progress ends), that run finishes and is recorded, exit 0; a second signal stops at once', async () => {
     const c = (cluster = await startCluster('chaos-graceful', zkConnect));
     const ledger = join(c.dir, 'ledger.txt');
     const leaver = await c.startExecutor('leaver');
@@ -416,21 +417,22 @@ describe('chaos: executors leaving and coming back', () => {
     await c.startAllocator();
     await c.waitMembers(2);
     await c.apply(ledgerJob('idle', ledger, { cron: '0 0 1 1 *', shardingTotalCount: 4 }));
-    await c.apply(ledgerJob('long', ledger, { cron: '*/10 * * * * *', shardingTotalCount: 2, seconds: 3 }));
+    await c.apply(ledgerJob('long', ledger, { cron: '*/10 * * * * *', shardingTotalCount: 2, seconds: 6 }));
     await c.waitApplied('idle');
     await c.waitApplied('long');
     const run = await waitRunning(ledger, 'leaver', 25_000);
     const signalledAt = Date.now();
     leaver.kill('SIGTERM');
-    let handoffMs = 0;
+    let handedOverAt = 0;
     await eventually(async () => {
       const applied = await readJson<{ items: Record<string, number[]> }>(c.zk, paths.jobApplied(NS, 'idle'));
       expect(applied?.value.items['leaver'] ?? []).toEqual([]);
       expect(applied?.value.items['stayer']).toHaveLength(4);
-      handoffMs = Date.now() - signalledAt;
-    }, { timeoutMs: 5000, intervalMs: 10 });
-    console.log(`[chaos] graceful shutdown: idle shards handed over in ${handoffMs} ms`);
-    expect(handoffMs).toBeLessThanOrEqual(1000);
+      handedOverAt = Date.now();
+    }, { timeoutMs: 10_000, intervalMs: 10 });
+    console.log(`[chaos] graceful shutdown: idle shards handed over in ${handedOverAt - signalledAt} ms`);
+    // The idle shards did not wait for the run in progress: it was still running when they moved.
+    expect(readLedger(ledger).runs.find((r) => r.runId === run.runId)!.ended).toBe(false);
     expect(await leaver.exited).toBe(0);
     // A clean shutdown said goodbye to its fence guard: the guard killed nothing and closed no
     // session (the executor closed its own, once).
@@ -447,14 +449,13 @@ describe('chaos: executors leaving and coming back', () => {
     const longRun = await waitRunning(ledger, 'stayer', 25_000);
     stayer.kill('SIGTERM');
     await eventually(() => expect(stayer.lines.some((l) => l.includes('shutting down'))).toBe(true));
-    const secondAt = Date.now();
     stayer.kill('SIGTERM');
     expect(await stayer.exited).toBe(0);
-    expect(Date.now() - secondAt).toBeLessThan(3000);
+    // It exited with its 20 s run stopped, not finished (nor left to the first signal's 30 s wait).
+    expect(Date.now()).toBeLessThan(longRun.start + 20_000);
     expect(stayer.lines.filter((l) => l.includes('"name":"fence-guard"'))).toEqual([]);
     const stopped = readLedger(ledger).runs.find((r) => r.runId === longRun.runId)!;
     expect(stopped.ended).toBe(false);
-    expect(stopped.lastSeen - secondAt).toBeLessThan(500);
     await c.close();
     cluster = undefined;
     assertLedger(ledger, [], [], 'graceful shutdown');
