@@ -25,3 +25,4 @@ export * from './serial-task.js';
 export * from './process-alive.js';
 export * from './child-stdio.js';
 export * from './process-signals.js';
+export * from './zk-connect.js';

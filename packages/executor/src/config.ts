@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { NODE_NAME_PATTERN, OrreryError, collectZkAuth, toError, type ValidationIssue } from '@orrery/core';
+import { NODE_NAME_PATTERN, OrreryError, collectZkAuth, resolveZkConnect, toError, type ValidationIssue } from '@orrery/core';
 import { parseSecretEnv } from './job-env.js';
 import { DEFAULT_MAX_LOG_BYTES } from './lazy-file.js';
 
@@ -47,7 +47,7 @@ export const EXECUTOR_USAGE = `Usage: orrery-executor --namespace NS [--zk HOST:
 
 Runs the shards of its namespace's jobs that the allocator gives it.
   --namespace        the namespace (env ORRERY_NAMESPACE)
-  --zk               ZooKeeper (env ORRERY_ZK, else 127.0.0.1:2181)
+  --zk               ZooKeeper (env ORRERY_ZK, else npm start's local one, else 127.0.0.1:2181)
   --root             Orrery's root in ZooKeeper (env ORRERY_ROOT, else /orrery)
   --zk-auth-file     ZooKeeper digest credentials USER:PASSWORD in a file (else env ORRERY_ZK_AUTH)
   --name             this executor's name (env ORRERY_EXECUTOR_NAME, else the host name)
@@ -125,7 +125,7 @@ export function parseExecutorConfig(argv: readonly string[], env: Readonly<Recor
   const zkAuth = collectZkAuth(values['zk-auth-file'], env, issues);
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
   return Object.freeze({
-    zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',
+    zk: resolveZkConnect(values.zk, env).connect,
     root: values.root ?? env.ORRERY_ROOT ?? '/orrery',
     zkAuth,
     namespace,

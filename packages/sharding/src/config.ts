@@ -3,7 +3,7 @@
  * listed at once, frozen.
  */
 import { parseArgs } from 'node:util';
-import { OrreryError, collectZkAuth, toError, type ValidationIssue } from '@orrery/core';
+import { OrreryError, collectZkAuth, resolveZkConnect, toError, type ValidationIssue } from '@orrery/core';
 
 export interface ShardingConfig {
   zk: string;
@@ -27,7 +27,7 @@ export const SHARDING_USAGE = `Usage: orrery-sharding [--zk HOST:PORT[,…]] [--
 
 Runs the sharding allocator for every namespace under the root. Run two or more for high
 availability: one leads, the others stand by with a warm cache.
-  --zk               ZooKeeper (default: env ORRERY_ZK, else 127.0.0.1:2181)
+  --zk               ZooKeeper (default: env ORRERY_ZK, else npm start's local one, else 127.0.0.1:2181)
   --root             Orrery's root in ZooKeeper (default: env ORRERY_ROOT, else /orrery)
   --zk-auth-file     ZooKeeper digest credentials USER:PASSWORD in a file (default: env ORRERY_ZK_AUTH)
   --http-port        serve /metrics and /healthz on this port (0: any free port)
@@ -82,7 +82,7 @@ export function parseShardingConfig(argv: readonly string[], env: Readonly<Recor
   const zkAuth = collectZkAuth(values['zk-auth-file'], env, issues);
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
   return Object.freeze({
-    zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',
+    zk: resolveZkConnect(values.zk, env).connect,
     root,
     zkAuth,
     httpPort,

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createZkClient, parseJobConfig, paths, type ZkClient } from '@orrery/core';
-import { uniqueRoot } from '@orrery/core/testing';
+import { freePort, uniqueRoot } from '@orrery/core/testing';
 import { main } from './main.js';
 import { applyPlan, planJobs, validateJobDocument } from '../store/jobs.js';
 
@@ -222,5 +222,21 @@ describe('the orrery bin as a real process', () => {
     expect(usage).toMatchObject({ code: 2, stderr: expect.stringContaining('Usage: orrery') });
     const env = await run(process.execPath, [bin, '--root', root, 'ns', 'list', '-o', 'json'], { env: { ...process.env, ORRERY_ZK: zkConnect } });
     expect(JSON.parse(env.stdout)).toEqual([expect.objectContaining({ name: 'proc-ns' })]);
+  });
+
+  it('a usage error is one line and where the help is, not the whole help', async () => {
+    const bad = await run(process.execPath, [bin, '--zk', zkConnect, 'ns', 'list', '--bogus']).catch((e: { code: number; stderr: string }) => e);
+    expect(bad).toMatchObject({ code: 2 });
+    expect((bad as { stderr: string }).stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^error: .*'--bogus'/),
+      '(orrery --help lists every command and flag; docs/cli.md explains them)',
+    ]);
+  });
+
+  it('a ZooKeeper that does not answer is named, with where its address came from and how to name another', async () => {
+    const port = await freePort(); // nothing listens there
+    const down = await run(process.execPath, [bin, '--zk', `127.0.0.1:${port}`, 'ns', 'list'], { cwd: tmpdir() }).catch((e: { code: number; stderr: string }) => e);
+    expect(down).toMatchObject({ code: 1 });
+    expect((down as { stderr: string }).stderr).toBe(`error: no ZooKeeper answered at 127.0.0.1:${port} within 8 s (from --zk); start the local platform with npm start, or name one with --zk HOST:PORT or ORRERY_ZK\n`);
   });
 });

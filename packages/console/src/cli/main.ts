@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { hasErrorCode, OrreryError, createZkClient, resolveZkAuth, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
+import { hasErrorCode, OrreryError, createZkClient, describeZkSource, resolveZkAuth, resolveZkConnect, toError, ORRERY_VERSION, type ZkClient, type ValidationIssue } from '@orrery/core';
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
 import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument, type JobDocumentEntry, type JobWriteOptions } from '../store/jobs.js';
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
@@ -52,7 +52,7 @@ Executors and sharding (need -n NAMESPACE):
   orrery -n NS reshard [JOB]                 ask the allocator for a rebalancing round
 
 Options:
-  --zk HOST:PORT[,HOST:PORT…]   ZooKeeper (default: env ORRERY_ZK, else 127.0.0.1:2181)
+  --zk HOST:PORT[,HOST:PORT…]   ZooKeeper (default: env ORRERY_ZK, else npm start's local one, else 127.0.0.1:2181)
   --root PATH                   Orrery's root in ZooKeeper (default: env ORRERY_ROOT, else /orrery)
   --zk-auth-file FILE           ZooKeeper digest credentials USER:PASSWORD in a file (default: env ORRERY_ZK_AUTH)
   -n, --namespace NS            the namespace to work in
@@ -97,7 +97,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   try {
     ({ values, positionals } = parseArgs({ args: rewriteFollowFlag(argv), options: OPTIONS, allowPositionals: true, strict: true }));
   } catch (error) {
-    io.stderr.write(`error: ${toError(error).message}\n\n${USAGE}`);
+    io.stderr.write(`error: ${toError(error).message}\n${HELP_HINT}`);
     return 2;
   }
   if (values.version) {
@@ -123,14 +123,23 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
 
   let zk: ZkClient | undefined;
+  const target = resolveZkConnect(values.zk, io.env);
   const connect = async (): Promise<ZkClient> => {
     zk = createZkClient({
       ...(auth ? { auth } : {}),
-      connect: values.zk ?? io.env.ORRERY_ZK ?? '127.0.0.1:2181',
+      connect: target.connect,
       root: values.root ?? io.env.ORRERY_ROOT ?? '/orrery',
       connectTimeoutMs: 8000,
     });
-    await zk.start();
+    try {
+      await zk.start();
+    } catch (error) {
+      // Say which address was tried, where it came from, and how to name another.
+      if (hasErrorCode(error, 'connection-loss', 'timeout')) {
+        throw new OrreryError('connection-loss', `no ZooKeeper answered at ${target.connect} within 8 s (${describeZkSource(target.source)}); start the local platform with npm start, or name one with --zk HOST:PORT or ORRERY_ZK`);
+      }
+      throw error;
+    }
     return zk;
   };
 
@@ -139,7 +148,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`error: ${error.message}\n\n${USAGE}`);
+      io.stderr.write(`error: ${error.message}\n${HELP_HINT}`);
       return 2;
     }
     reportError(error, io);
@@ -148,6 +157,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     await zk?.close();
   }
 }
+
+/** What follows a usage error: where the help is (the whole help would bury the one line that matters). */
+const HELP_HINT = "(orrery --help lists every command and flag; docs/cli.md explains them)\n";
 
 function reportError(error: unknown, io: CliIo): void {
   const e = toError(error);

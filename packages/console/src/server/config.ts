@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
-import { OrreryError, collectZkAuth, toError, type TrustProxy, type ValidationIssue } from '@orrery/core';
+import { OrreryError, collectZkAuth, resolveZkConnect, toError, type TrustProxy, type ValidationIssue } from '@orrery/core';
 
 /** The console's settings. */
 export interface ConsoleConfig {
@@ -78,7 +78,7 @@ export const CONSOLE_USAGE = `Usage: orrery-console [--zk HOST:PORT[,…]] [--ro
 
 Serves Orrery's console: the REST API (/api/v1, OpenAPI at /api/v1/openapi.json, docs at /docs)
 and the web UI. Keeps no state of its own: run several behind a load balancer.
-  --zk              ZooKeeper (default: env ORRERY_ZK, else 127.0.0.1:2181)
+  --zk              ZooKeeper (default: env ORRERY_ZK, else npm start's local one, else 127.0.0.1:2181)
   --root            Orrery's root in ZooKeeper (default: env ORRERY_ROOT, else /orrery)
   --zk-auth-file    ZooKeeper digest credentials USER:PASSWORD in a file (default: env ORRERY_ZK_AUTH)
   --port            HTTP port (default: env ORRERY_CONSOLE_PORT, else ${DEFAULT_CONSOLE_PORT}; 0: any free port)
@@ -141,7 +141,7 @@ export function parseConsoleConfig(argv: readonly string[], env: Readonly<Record
   const zkAuth = collectZkAuth(values['zk-auth-file'], env, issues);
   if (issues.length > 0) throw new OrreryError('usage', issues.map((i) => i.message).join('; '), { details: { issues } });
   return Object.freeze({
-    zk: values.zk ?? env.ORRERY_ZK ?? '127.0.0.1:2181',
+    zk: resolveZkConnect(values.zk, env).connect,
     root,
     zkAuth,
     port,
