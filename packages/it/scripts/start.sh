@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `npm start`: runs Orrery locally. Today: a real ZooKeeper (Debian's package) on a free loopback
-# port, with the `demo` namespace and its jobs applied. The allocator, an executor and the console
-# join this script as their issues land.
+# `npm start`: runs the whole platform locally — ZooKeeper (data kept in .orrery/), the allocator,
+# an executor per namespace, the console and the demo jobs (see start.ts). Installs what is missing
+# first: the npm dependencies and Debian's zookeeper; builds the bins and the console UI.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 node packages/it/scripts/check-node.mjs
@@ -11,6 +11,7 @@ if [ ! -f node_modules/.package-lock.json ] || ! node -e "require('zookeeper')" 
 fi
 bash packages/it/scripts/ensure-zookeeper.sh
 node packages/it/scripts/build.mjs
+bash packages/console-ui/scripts/build.sh
 # The workspace's packages from their sources, here and in the processes this starts (packages/core/launch.mjs).
 export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--conditions=@orrery/source"
 exec node --import tsx packages/it/scripts/start.ts "$@"

@@ -1,36 +1,62 @@
-// The body of `npm start` (see start.sh): starts ZooKeeper (unless ORRERY_ZK points at one), the
-// allocator and an executor, applies the demo namespace, and stops everything it started on Ctrl-C.
-// ORRERY_ROOT (default /orrery) is the root in ZooKeeper, for this script and what it starts.
+// The body of `npm start` (see start.sh): the whole platform on this machine, in one command.
+//
+// - ZooKeeper (Debian's package) whose files live in `.orrery/zookeeper/` of the checkout and are
+//   reused by the next start, so namespaces and jobs outlive a restart. Its port: the last start's,
+//   else 2181, else any free one. `ORRERY_ZK` points everything at an existing ensemble instead.
+// - `.orrery/local.json` records that address (and the console's URL): the `orrery` CLI and the
+//   bins use it when neither `--zk` nor `ORRERY_ZK` says otherwise (core's zk-connect.ts).
+// - One `orrery-sharding`; one `orrery-console` on http://127.0.0.1:8080 (ORRERY_CONSOLE_PORT, or
+//   any free port when that one is taken); one `orrery-executor` per namespace, started within
+//   seconds of a namespace appearing (and stopped when it goes), each offering the demo Node jobs
+//   and running shell jobs.
+// - The `demo` namespace with its jobs (packages/it/demo/jobs.yaml), applied when the namespace is
+//   first created — later starts leave the jobs as the user left them.
+// - The admin's password and the executors' cluster token are made once and kept in `.orrery/`
+//   (mode 0600); ORRERY_CLUSTER_TOKEN overrides the token, ORRERY_LOG_LEVEL the bins' log level.
 //
 // One Ctrl-C is one graceful shutdown: the terminal sends SIGINT to its whole foreground process
 // group, so every process this script starts runs in a process group of its own (ownProcessGroup;
 // ZooKeeper's server does too) and hears only this script, which stops them one by one — the
-// executor first, with a SIGTERM it takes as "shut down gracefully", then the allocator, then
-// ZooKeeper. (In the terminal's group the executor got the terminal's SIGINT and then this
-// script's SIGTERM: a second signal, "stop every run now".) Further Ctrl-Cs while stopping are
-// ignored (npm may forward the first one again).
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// executors first, with a SIGTERM they take as "shut down gracefully", then the console and the
+// allocator, then ZooKeeper (its data kept). Further Ctrl-Cs while stopping are ignored (npm may
+// forward the first one again).
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readLocalPlatform, type LocalPlatform } from '@orrery/core';
 import { eventually, freePort, startZooKeeper, type ZooKeeperServer } from '@orrery/core/testing';
 import { runCli } from '@orrery/console';
 import { startProcess, type RunningProcess } from '../src/processes.js';
 
+const checkout = process.cwd();
+// ORRERY_HOME: another folder for all of it (a second local platform, a test); the CLI then finds
+// its ZooKeeper only through ORRERY_ZK or --zk.
+const home = process.env.ORRERY_HOME ? resolve(process.env.ORRERY_HOME) : join(checkout, '.orrery');
+const localFile = join(home, 'local.json');
 const demoJobs = fileURLToPath(new URL('../demo/jobs.yaml', import.meta.url));
 const demoModules = fileURLToPath(new URL('../demo/jobs/', import.meta.url));
 const io = { stdout: process.stdout, stderr: process.stderr, env: process.env };
+const logLevel = process.env.ORRERY_LOG_LEVEL ?? 'warn';
+/** How often the namespaces are listed, to start (or stop) their executors. */
+const NAMESPACE_POLL_MS = 3000;
 
 let server: ZooKeeperServer | undefined;
 let sharding: RunningProcess | undefined;
-let executor: RunningProcess | undefined;
+let consoleProcess: RunningProcess | undefined;
+const executors = new Map<string, RunningProcess>();
+let pollTimer: NodeJS.Timeout | undefined;
 
 // Ctrl-C at any point stops what was started so far, in order (see the header).
 let stopping = false;
 const stop = async (): Promise<void> => {
   if (stopping) return;
   stopping = true;
-  await executor?.stop(10_000);
+  if (pollTimer) clearTimeout(pollTimer);
+  console.log('\nStopping: the executors (runs in progress finish), the console, the allocator, ZooKeeper (its data is kept in .orrery/) …');
+  await Promise.all([...executors.values()].map((e) => e.stop(10_000)));
+  await consoleProcess?.stop();
   await sharding?.stop();
   await server?.stop();
   process.exit(0);
@@ -38,56 +64,165 @@ const stop = async (): Promise<void> => {
 process.on('SIGINT', () => void stop());
 process.on('SIGTERM', () => void stop());
 
+/** A secret kept in `.orrery/NAME` (0600): the one there, else a new one written there. */
+function keptSecret(name: string, make: () => string): string {
+  const path = join(home, name);
+  if (existsSync(path)) {
+    const kept = readFileSync(path, 'utf8').trim();
+    if (kept) return kept;
+  }
+  const value = make();
+  writeFileSync(path, `${value}\n`, { mode: 0o600 });
+  return value;
+}
+
+/** True when nothing listens on 127.0.0.1:`port` (we could bind it). */
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolvePort) => {
+    const probe = createServer();
+    probe.once('error', () => resolvePort(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolvePort(true)));
+  });
+}
+
+/** The first free port of `candidates`, else any free one. */
+async function pickPort(candidates: Array<number | undefined>): Promise<number> {
+  for (const port of candidates) if (port !== undefined && port > 0 && (await isFree(port))) return port;
+  return freePort();
+}
+
+function writeLocal(platform: LocalPlatform): void {
+  writeFileSync(localFile, `${JSON.stringify(platform, null, 2)}\n`);
+}
+
+mkdirSync(home, { recursive: true, mode: 0o700 });
+const previous = readLocalPlatform(localFile);
+const portOf = (address: string | undefined): number | undefined => (address ? Number(/:(\d+)$/.exec(address)?.[1]) || undefined : undefined);
+
 let zk = process.env.ORRERY_ZK;
 if (!zk) {
-  server = await startZooKeeper({ tickTimeMs: 500 });
+  const port = await pickPort([portOf(previous?.zk), 2181]);
+  server = await startZooKeeper({ tickTimeMs: 500, dir: join(home, 'zookeeper'), clientPort: port });
   zk = server.connectString;
-  console.log(`ZooKeeper   ${zk} (pid ${server.pid}, data ${server.dataDir})`);
+  writeLocal({ zk });
+  console.log(`ZooKeeper   ${zk} (pid ${server.pid}; its data in .orrery/zookeeper, kept across restarts)`);
 } else {
   console.log(`ZooKeeper   ${zk} (from ORRERY_ZK)`);
 }
 
-const cli = (...args: string[]) => runCli(['--zk', zk!, ...args], io);
-let listed = '';
-const list = await runCli(['--zk', zk, 'ns', 'list', '-o', 'json'], { ...io, stdout: { write: (t: string) => (listed += t) } });
-if (list !== 0) process.exit(list);
-const hasDemo = (JSON.parse(listed) as Array<{ name: string }>).some((n) => n.name === 'demo');
-if (!hasDemo && (await cli('ns', 'create', 'demo', '--description', 'demo jobs of npm start')) !== 0) process.exit(1);
-
-/** True once the demo executor's presence lists handlers (it registered with its --jobs modules). */
-async function isRegistered(): Promise<boolean> {
+const cli = (...args: string[]): Promise<number> => runCli(['--zk', zk!, ...args], io);
+/** The CLI's JSON answer to `args`. */
+async function cliJson<T>(...args: string[]): Promise<T | undefined> {
   let out = '';
-  const code = await runCli(['--zk', zk!, '-n', 'demo', 'get', 'executors', '-o', 'json'], { ...io, stdout: { write: (t: string) => (out += t) } });
-  return code === 0 && (JSON.parse(out) as Array<{ online: boolean; info?: { handlers: string[] } }>).some((e) => e.online && (e.info?.handlers.length ?? 0) > 0);
+  const code = await runCli(['--zk', zk!, ...args, '-o', 'json'], { ...io, stdout: { write: (t: string) => (out += t) } });
+  return code === 0 ? (JSON.parse(out) as T) : undefined;
 }
 
+const token = process.env.ORRERY_CLUSTER_TOKEN || keptSecret('cluster-token', () => randomBytes(24).toString('base64url'));
+const adminPassword = keptSecret('admin-password', () => randomBytes(12).toString('base64url'));
+
 const shardingPort = await freePort();
-sharding = startProcess('orrery-sharding', ['--zk', zk, '--http-port', String(shardingPort), '--http-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], {}, { echo: true, ownProcessGroup: true });
+sharding = startProcess('orrery-sharding', ['--zk', zk, '--http-port', String(shardingPort), '--http-host', '127.0.0.1', '--log-level', logLevel], {}, { echo: true, ownProcessGroup: true });
 console.log(`Allocator   orrery-sharding (pid ${sharding.pid}), http://127.0.0.1:${shardingPort}/metrics`);
-const executorPort = await freePort();
-const token = process.env.ORRERY_CLUSTER_TOKEN ?? 'demo-token';
-const dataDir = mkdtempSync(join(tmpdir(), 'orrery-demo-executor-'));
-executor = startProcess('orrery-executor', ['--zk', zk, '--namespace', 'demo', '--name', 'demo-executor', '--jobs', demoModules, '--data-dir', dataDir, '--http-port', String(executorPort), '--http-host', '127.0.0.1', '--advertise-host', '127.0.0.1', '--log-level', process.env.ORRERY_LOG_LEVEL ?? 'warn'], { ORRERY_CLUSTER_TOKEN: token }, { echo: true, ownProcessGroup: true });
-await eventually(async () => {
-  if (!(await fetch(`http://127.0.0.1:${executorPort}/healthz`)).ok) throw new Error('not ready');
-}, { timeoutMs: 60_000, intervalMs: 200 });
-console.log(`Executor    orrery-executor demo-executor (pid ${executor.pid}), http://127.0.0.1:${executorPort}/healthz`);
-// The demo jobs once the executor is up (apply checks that an online executor offers each Node job's handler).
-await eventually(async () => {
-  if (!(await isRegistered())) throw new Error('not registered');
-}, { timeoutMs: 30_000, intervalMs: 200 });
-if ((await cli('-n', 'demo', 'apply', '-f', demoJobs)) !== 0) process.exit(1);
 
+/** Starts the executor of namespace `ns` (its run history in .orrery/executors/NS). */
+async function startExecutor(ns: string): Promise<void> {
+  const port = await freePort();
+  const dataDir = join(home, 'executors', ns);
+  mkdirSync(dataDir, { recursive: true });
+  const p = startProcess('orrery-executor', [
+    '--zk', zk!, '--namespace', ns, '--name', `local-${ns}`, '--jobs', demoModules, '--data-dir', dataDir,
+    '--http-port', String(port), '--http-host', '127.0.0.1', '--advertise-host', '127.0.0.1', '--log-level', logLevel,
+  ], { ORRERY_CLUSTER_TOKEN: token }, { echo: true, ownProcessGroup: true });
+  executors.set(ns, p);
+  void p.exited.then((code) => {
+    if (stopping || executors.get(ns) !== p) return;
+    executors.delete(ns);
+    console.log(`[npm start] the executor of namespace '${ns}' exited (code ${code}); it is started again at the next check`);
+  });
+  console.log(`Executor    local-${ns} for namespace '${ns}' (pid ${p.pid}), http://127.0.0.1:${port}/healthz`);
+}
+
+/** One executor per namespace: started for a new one, stopped for one that went. */
+async function syncExecutors(): Promise<void> {
+  const namespaces = await cliJson<Array<{ name: string }>>('ns', 'list');
+  if (!namespaces || stopping) return;
+  const names = new Set(namespaces.map((n) => n.name));
+  for (const name of names) if (!executors.has(name)) await startExecutor(name);
+  for (const [name, p] of executors) {
+    if (names.has(name)) continue;
+    executors.delete(name);
+    console.log(`[npm start] namespace '${name}' is gone: stopping its executor`);
+    void p.stop(10_000);
+  }
+}
+
+// The demo namespace: its jobs only when it is new (a later start keeps what the user made of them).
+const namespaces = await cliJson<Array<{ name: string }>>('ns', 'list');
+if (!namespaces) process.exit(1);
+const demoIsNew = !namespaces.some((n) => n.name === 'demo');
+if (demoIsNew && (await cli('ns', 'create', 'demo', '--description', 'the demo jobs of npm start')) !== 0) process.exit(1);
+await syncExecutors();
+
+// The console, on 8080 unless that is taken (or ORRERY_CONSOLE_PORT says otherwise).
+const consolePort = await pickPort([process.env.ORRERY_CONSOLE_PORT !== undefined ? Number(process.env.ORRERY_CONSOLE_PORT) : 8080]);
+consoleProcess = startProcess('orrery-console', ['--zk', zk, '--port', String(consolePort), '--host', '127.0.0.1', '--log-level', logLevel === 'warn' ? 'info' : logLevel], {
+  ORRERY_ADMIN_PASSWORD: adminPassword, ORRERY_CLUSTER_TOKEN: token,
+}, { echo: false, ownProcessGroup: true });
+const started = await consoleProcess.waitForLine(/"msg":"console started"/, 60_000).catch((error: unknown) => {
+  console.error(`${String(error)}\nThe console did not start; its output is above.`);
+  return undefined;
+});
+if (!started) await stop();
+const consoleUrl = (JSON.parse(started!) as { url: string }).url;
+console.log(`Console     orrery-console (pid ${consoleProcess.pid}), ${consoleUrl}`);
+if (!process.env.ORRERY_ZK) writeLocal({ zk, console: consoleUrl });
+// Its warnings and errors from now on (its info lines are for `--log-level info`).
+void (async () => {
+  for (let seen = consoleProcess.lines.length; !stopping; seen = consoleProcess.lines.length) {
+    for (const line of consoleProcess.lines.slice(seen)) if (/"level":(4|5|6)\d/.test(line)) console.log(`[orrery-console] ${line}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+})();
+
+// The demo jobs once the demo executor offers their handlers (apply checks that an online
+// executor offers each Node job's handler).
+if (demoIsNew) {
+  await eventually(async () => {
+    const list = await cliJson<Array<{ online: boolean; info?: { handlers: string[] } }>>('-n', 'demo', 'get', 'executors');
+    if (!list?.some((e) => e.online && (e.info?.handlers.length ?? 0) > 0)) throw new Error('the demo executor has not registered yet');
+  }, { timeoutMs: 60_000, intervalMs: 200 });
+  if ((await cli('-n', 'demo', 'apply', '-f', demoJobs)) !== 0) await stop();
+}
+
+const poll = (): void => {
+  pollTimer = setTimeout(() => void syncExecutors().catch((error: unknown) => console.log(`[npm start] could not list the namespaces: ${String(error)}`)).finally(() => { if (!stopping) poll(); }), NAMESPACE_POLL_MS);
+};
+poll();
+
+const zkFlag = process.env.ORRERY_ZK ? `--zk ${zk} ` : '';
 console.log(`
-Orrery is running locally. Try:
-  npx orrery --zk ${zk} ns list
-  npx orrery --zk ${zk} -n demo get jobs
-  npx orrery --zk ${zk} -n demo get job hello -o json
-  npx orrery --zk ${zk} -n demo get assignment
-  npx orrery --zk ${zk} -n demo run hello --items 0 --param now
-  curl -H "Authorization: Bearer ${token}" "http://127.0.0.1:${executorPort}/runs?job=hello&limit=3"
+Orrery is running locally.
 
-Not yet part of npm start: the console — it is built by a later issue. Press Ctrl-C to stop.`);
+  Console   ${consoleUrl}
+            user admin, password ${adminPassword}
+            (kept in .orrery/admin-password; once you change it in the console, or if this ZooKeeper
+            had an admin before, the password is that one)
+
+  Jobs of the demo namespace fire every few seconds: open the console, pick 'demo', then Jobs.
+  A namespace you create (in the console or with the CLI) gets a local executor within seconds.
+
+  The CLI finds this ZooKeeper by itself (from .orrery/local.json) when run in this checkout:
+    npx orrery ${zkFlag}ns list
+    npx orrery ${zkFlag}-n demo get jobs
+    npx orrery ${zkFlag}-n demo get shards hello
+    npx orrery ${zkFlag}-n demo run hello --items 0 --param now
+    ORRERY_CLUSTER_TOKEN=$(cat .orrery/cluster-token) npx orrery ${zkFlag}-n demo get runs hello   # runs live on the executors
+    npx orrery ${zkFlag}ns create shop      # then: npx orrery -n shop apply -f jobs.yaml
+
+  Honoured: ORRERY_ZK (use that ZooKeeper, start none), ORRERY_CONSOLE_PORT (default 8080),
+  ORRERY_CLUSTER_TOKEN (the executors' run-history token), ORRERY_LOG_LEVEL (default warn).
+  Data: ${home} (delete it for a fresh start). Press Ctrl-C to stop.`);
 
 // Keep running until a signal arrives.
 setInterval(() => undefined, 1 << 30);

@@ -77,7 +77,7 @@ describe('npm start (start.ts)', () => {
       cwd: REPO,
       detached: true,
       stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe']),
-      env: { ...process.env, ORRERY_ZK: zkConnect, ORRERY_ROOT: uniqueRoot('npm-start'), ORRERY_LOG_LEVEL: 'info' },
+      env: { ...process.env, ORRERY_ZK: zkConnect, ORRERY_ROOT: uniqueRoot('npm-start'), ORRERY_LOG_LEVEL: 'info', ORRERY_HOME: mkdtempSync(join(tmpdir(), 'npm-start-')), ORRERY_CONSOLE_PORT: '0' },
     });
     started = child;
     let out = '';
@@ -86,7 +86,7 @@ describe('npm start (start.ts)', () => {
     const exited = exitOf(child);
     await eventually(() => expect(out).toContain('Orrery is running locally'), { timeoutMs: 150_000, intervalMs: 200 });
     const pidOf = (label: RegExp): number => Number(label.exec(out)?.[1]);
-    const children = [pidOf(/Allocator +orrery-sharding \(pid (\d+)\)/), pidOf(/Executor +orrery-executor demo-executor \(pid (\d+)\)/)];
+    const children = [pidOf(/Allocator +orrery-sharding \(pid (\d+)\)/), pidOf(/Executor +local-demo for namespace 'demo' \(pid (\d+)\)/), pidOf(/Console +orrery-console \(pid (\d+)\)/)];
     expect(children.every((pid) => pid > 0)).toBe(true);
 
     process.kill(-child.pid!, 'SIGINT');

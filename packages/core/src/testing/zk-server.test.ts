@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createZkClient } from '../zk/client.js';
@@ -21,6 +23,31 @@ describe('ZooKeeper launcher', () => {
     expect(isProcessAlive(server.pid)).toBe(false);
     expect(existsSync(server.dataDir)).toBe(false);
     await server.stop(); // idempotent
+  });
+
+  it('with a dir of its own (npm start), keeps its data across a stop and a start, and never removes it', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'zk-kept-')), 'zookeeper');
+    const first = await startZooKeeper({ dir });
+    const zk = createZkClient({ connect: first.connectString, root: '/' });
+    await zk.start();
+    await zk.create('/kept', Buffer.from('still here'));
+    await zk.close();
+    await first.stop();
+    expect(existsSync(dir)).toBe(true);
+    // Again, on the port of last time (which the caller asks for).
+    const second = await startZooKeeper({ dir, clientPort: first.clientPort });
+    try {
+      expect(second.connectString).toBe(first.connectString);
+      const again = createZkClient({ connect: second.connectString, root: '/' });
+      await again.start();
+      expect((await again.get('/kept')).data?.toString()).toBe('still here');
+      await again.close();
+      // A port asked for that is taken fails the start, naming the log (no other port is tried).
+      await expect(startZooKeeper({ dir: join(dir, '..', 'other'), clientPort: second.clientPort, startTimeoutMs: 5000 })).rejects.toThrow(/ZooKeeper/);
+    } finally {
+      await second.stop();
+    }
+    expect(existsSync(join(dir, 'server-1', 'data'))).toBe(true);
   });
 
   it('leaves no server and no data behind when the process that started it is killed with SIGKILL', async () => {

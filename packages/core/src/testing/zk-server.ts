@@ -42,6 +42,15 @@ export interface ZooKeeperOptions {
   fastStart?: boolean;
   /** The server's `jute.maxbuffer` in bytes (the largest request it accepts). Default {@link ZK_SERVER_MAX_BUFFER}. */
   juteMaxBuffer?: number;
+  /**
+   * Standalone only: keep the server's files (data, config, log) in this folder — created if
+   * missing, reused by a later start with the same folder, and never removed (not by `stop()`, not
+   * when this process dies). For `npm start`'s local platform, whose jobs must outlive a restart.
+   * Default: a fresh temporary folder, removed at stop.
+   */
+  dir?: string;
+  /** Standalone only: listen on this port; the start fails if it is taken. Default: a free port. */
+  clientPort?: number;
 }
 
 /** One running ZooKeeper server. */
@@ -171,7 +180,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
   throw new OrreryError('timeout', `ZooKeeper did not become ready (${what}) within ${timeoutMs} ms; log tail:\n${readTail(logFile)}`);
 }
 
-function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, options: Required<ZooKeeperOptions>): ZooKeeperServer {
+function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, options: ResolvedOptions, keep = false): ZooKeeperServer {
   const dataDir = join(dir, `server-${plan.id}`);
   mkdirSync(join(dataDir, 'data'), { recursive: true });
   const cfg = [
@@ -222,7 +231,7 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
     if (!watchdog) {
       watchdog = spawn('bash', ['-c', WATCHDOG], {
         stdio: ['pipe', 'ignore', 'ignore'],
-        env: { ...process.env, ORRERY_ZK_PIDFILE: pidFile, ORRERY_ZK_DIR: dir },
+        env: { ...process.env, ORRERY_ZK_PIDFILE: pidFile, ORRERY_ZK_DIR: keep ? '' : dir },
       });
       // Neither the watchdog nor its pipe may keep this process alive: the pipe is what ties them.
       watchdog.unref();
@@ -307,14 +316,16 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
         clearTimeout(timer);
       }
       watchdog?.stdin?.destroy();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!keep) rmSync(dataDir, { recursive: true, force: true });
     },
   };
   (server as { start?: () => Promise<void> }).start = spawnJava;
   return server;
 }
 
-function resolveOptions(options: ZooKeeperOptions): Required<ZooKeeperOptions> {
+type ResolvedOptions = Required<Omit<ZooKeeperOptions, 'dir' | 'clientPort'>>;
+
+function resolveOptions(options: ZooKeeperOptions): ResolvedOptions {
   return {
     tickTimeMs: options.tickTimeMs ?? 250,
     startTimeoutMs: options.startTimeoutMs ?? 30_000,
@@ -336,10 +347,12 @@ const PORT_RACE_ATTEMPTS = 4;
 export async function startZooKeeper(options: ZooKeeperOptions = {}): Promise<ZooKeeperServer> {
   assertInstalled();
   const opts = resolveOptions(options);
+  const keep = options.dir !== undefined;
   for (let attempt = 1; ; attempt += 1) {
-    const dir = mkdtempSync(join(opts.baseDir, 'orrery-zk-'));
-    const plan: MemberPlan = { id: 1, clientPort: await freePort() };
-    const server = launchMember(plan, [plan], dir, opts);
+    const dir = options.dir ?? mkdtempSync(join(opts.baseDir, 'orrery-zk-'));
+    if (keep) mkdirSync(dir, { recursive: true });
+    const plan: MemberPlan = { id: 1, clientPort: options.clientPort ?? await freePort() };
+    const server = launchMember(plan, [plan], dir, opts, keep);
     try {
       await (server as unknown as { start: () => Promise<void> }).start();
       const ours = async (): Promise<boolean> => {
@@ -349,13 +362,15 @@ export async function startZooKeeper(options: ZooKeeperOptions = {}): Promise<Zo
       await until(async () => (await server.fourLetter('ruok')) === 'imok' && (await ours()), opts.startTimeoutMs, 'ruok', server.logFile, () => server.running);
       await until(async () => (await server.mode()) === 'standalone', opts.startTimeoutMs, 'srvr', server.logFile, () => server.running);
     } catch (error) {
+      const tail = readTail(server.logFile);
       await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-      const raced = /BindException|Address already in use/.test(readTail(server.logFile)) || !server.running;
-      if (raced && attempt < PORT_RACE_ATTEMPTS) continue;
+      if (!keep) rmSync(dir, { recursive: true, force: true });
+      const raced = /BindException|Address already in use/.test(tail) || !server.running;
+      // A port of its own choosing is tried again; a port asked for is the caller's to change.
+      if (raced && options.clientPort === undefined && attempt < PORT_RACE_ATTEMPTS) continue;
       throw error;
     }
-    return finishStandalone(server, dir);
+    return keep ? server : finishStandalone(server, dir);
   }
 }
 
