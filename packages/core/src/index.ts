@@ -26,3 +26,4 @@ export * from './process-alive.js';
 export * from './child-stdio.js';
 export * from './process-signals.js';
 export * from './zk-connect.js';
+export * from './bin-args.js';

@@ -69,6 +69,7 @@ Runs the shards of its namespace's jobs that the allocator gives it.
   --max-log-size     keep at most this many MiB of each run's stdout and of its stderr (1 to 4096,
                      default 64); the rest is discarded and the log ends with a marker line
   --log-level        trace|debug|info|warn|error (default info)
+  -h, --help         this text;  -V, --version: the version
 The run history endpoint is off unless ORRERY_CLUSTER_TOKEN is set (shared by the cluster). In
 production: --http-host 0.0.0.0 --advertise-host <name others reach>, behind a firewall.
 `;

@@ -7,23 +7,14 @@
  * answer) ends the start at once and exits with code 0 as well: a stop that was asked for is a
  * clean end, whatever phase it found the process in.
  */
-import { createLogger, createMetrics, toError } from '@orrery/core';
+import { createLogger, createMetrics, toError, parseBinArgs } from '@orrery/core';
 import { EXECUTOR_USAGE, parseExecutorConfig } from './config.js';
 import { createExecutor } from './executor.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
-  let config;
-  try {
-    config = parseExecutorConfig(argv, process.env);
-  } catch (error) {
-    const message = toError(error).message;
-    if (message === 'help') {
-      process.stdout.write(EXECUTOR_USAGE);
-      return 0;
-    }
-    process.stderr.write(`orrery-executor: ${message}\n\n${EXECUTOR_USAGE}`);
-    return 2;
-  }
+  const parsed = parseBinArgs('orrery-executor', argv, EXECUTOR_USAGE, () => parseExecutorConfig(argv, process.env));
+  if ('exit' in parsed) return parsed.exit;
+  const { config } = parsed;
   const logger = createLogger({ name: 'orrery-executor', level: config.logLevel });
   const executor = createExecutor({
     connect: config.zk,

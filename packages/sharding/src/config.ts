@@ -38,6 +38,7 @@ availability: one leads, the others stand by with a warm cache.
   --session-timeout  ZooKeeper session timeout in seconds (default 10)
   --alarm-after      alarm (namespace webhook) when a shard stays unassigned this long (default 30)
   --log-level        trace|debug|info|warn|error (default info)
+  -h, --help         this text;  -V, --version: the version
 `;
 
 const int = (issues: ValidationIssue[], field: string, raw: string | undefined, min: number, max: number): number | undefined => {

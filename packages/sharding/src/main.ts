@@ -1,23 +1,14 @@
 /**
  * The `orrery-sharding` process: the only place that reads process.env and handles signals.
  */
-import { createLogger, createMetrics, createZkClient, startHttpEndpoint, stopOnSignals, toError, type HttpEndpoint } from '@orrery/core';
+import { createLogger, createMetrics, createZkClient, startHttpEndpoint, stopOnSignals, toError, type HttpEndpoint, parseBinArgs } from '@orrery/core';
 import { createAllocator } from './allocator.js';
 import { parseShardingConfig, SHARDING_USAGE } from './config.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
-  let config;
-  try {
-    config = parseShardingConfig(argv, process.env);
-  } catch (error) {
-    const message = toError(error).message;
-    if (message === 'help') {
-      process.stdout.write(SHARDING_USAGE);
-      return 0;
-    }
-    process.stderr.write(`orrery-sharding: ${message}\n\n${SHARDING_USAGE}`);
-    return 2;
-  }
+  const parsed = parseBinArgs('orrery-sharding', argv, SHARDING_USAGE, () => parseShardingConfig(argv, process.env));
+  if ('exit' in parsed) return parsed.exit;
+  const { config } = parsed;
   const logger = createLogger({ name: 'orrery-sharding', level: config.logLevel });
   const metrics = createMetrics();
   const zk = createZkClient({ connect: config.zk, root: config.root, sessionTimeoutMs: config.sessionTimeoutMs, connectTimeoutMs: 60_000, metrics, ...(config.zkAuth ? { auth: config.zkAuth } : {}) });

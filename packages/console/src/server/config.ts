@@ -89,6 +89,7 @@ and the web UI. Keeps no state of its own: run several behind a load balancer.
                     scheme are then taken from X-Forwarded-For / X-Forwarded-Proto as those proxies
                     wrote them (only if every request comes through them)
   --log-level       trace|debug|info|warn|error (default info)
+  -h, --help        this text;  -V, --version: the version
 Environment: ORRERY_ADMIN_PASSWORD (the first admin's password; else one is generated and printed
 once), ORRERY_CLUSTER_TOKEN (to read run history and logs from the executors),
 ORRERY_CONSOLE_HEAP_MB (V8's heap limit in MB, default 256; 0: Node's default; read by the

@@ -3,23 +3,14 @@
  * SIGINT/SIGTERM close it gracefully (a second one exits at once); started with an IPC channel
  * (tests, `npm start`), it stops when that parent goes.
  */
-import { createLogger, stopOnSignals, toError } from '@orrery/core';
+import { createLogger, stopOnSignals, toError, parseBinArgs } from '@orrery/core';
 import { CONSOLE_USAGE, parseConsoleConfig } from './config.js';
 import { createConsole } from './console.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
-  let config;
-  try {
-    config = parseConsoleConfig(argv, process.env);
-  } catch (error) {
-    const message = toError(error).message;
-    if (message === 'help') {
-      process.stdout.write(CONSOLE_USAGE);
-      return 0;
-    }
-    process.stderr.write(`orrery-console: ${message}\n\n${CONSOLE_USAGE}`);
-    return 2;
-  }
+  const parsed = parseBinArgs('orrery-console', argv, CONSOLE_USAGE, () => parseConsoleConfig(argv, process.env));
+  if ('exit' in parsed) return parsed.exit;
+  const { config } = parsed;
   const logger = createLogger({ name: 'orrery-console', level: config.logLevel });
   const server = createConsole({ config, logger });
 
