@@ -22,10 +22,15 @@ afterAll(async () => {
   await zk.close();
 });
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliAt(root, ...args);
+}
+
+/** The CLI on the tree at `at` (a test that must not see another's namespaces has its own). */
+async function cliAt(at: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await main(['--zk', zkConnect, '--root', root, ...args], {
+  const code = await main(['--zk', zkConnect, '--root', at, ...args], {
     stdout: { write: (t: string) => (stdout += t) },
     stderr: { write: (t: string) => (stderr += t) },
     env: {},
@@ -206,6 +211,44 @@ jobs:
     const r = await cli(...args);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
+  });
+});
+
+describe('orrery import-saturn against a real ZooKeeper', () => {
+  const own = uniqueRoot('cli-saturn');
+  const cli = (...args: string[]) => cliAt(own, ...args);
+  const EXPORT = JSON.stringify([
+    { jobName: 'settle', jobType: 'SHELL_JOB', cron: '0 */5 * * * ?', shardingTotalCount: 2, shardingItemParameters: '0=echo east,1=echo west', enabled: true, showNormalLog: true },
+    { jobName: 'legacy', jobType: 'JAVA_JOB', jobClass: 'com.shop.Legacy', cron: '0 0 * * * ?' },
+  ]);
+
+  it('prints what it refuses, what it cannot carry over and the diff; --dry-run writes nothing; then imports disabled', async () => {
+    expect((await cli('ns', 'create', 'saturn')).code).toBe(0);
+    const path = file('saturn.json', EXPORT);
+    const dry = await cli('-n', 'saturn', 'import-saturn', path, '--dry-run');
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('x refused   legacy: a Java job runs a Java class');
+    expect(dry.stdout).toContain('  note      settle.showNormalLog: not carried over');
+    expect(dry.stdout).toContain('  note      settle.enabled: imported disabled');
+    expect(dry.stdout).toContain('+ create    settle (disabled');
+    expect(dry.stdout).toContain('dry run: nothing written (1 job(s) would be written)');
+    expect((await cli('-n', 'saturn', 'get', 'jobs', '-o', 'json')).stdout.trim()).toBe('[]');
+
+    const real = await cli('-n', 'saturn', 'import-saturn', path);
+    expect(real.code).toBe(0);
+    expect(real.stdout).toContain('applied: 1 written, 0 unchanged, 0 conflict(s)');
+    expect(real.stdout).toContain('imported jobs are disabled');
+    const [job] = JSON.parse((await cli('-n', 'saturn', 'get', 'jobs', '-o', 'json')).stdout) as Array<Record<string, unknown>>;
+    expect(job).toMatchObject({ name: 'settle', type: 'shell', enabled: false, command: 'eval "$ORRERY_SHARD_PARAM"', shardingItemParameters: { 0: 'echo east', 1: 'echo west' } });
+    // Again: nothing changed.
+    expect((await cli('-n', 'saturn', 'import-saturn', path)).stdout).toContain('= unchanged settle');
+  });
+
+  it('refuses a file that is not JSON, or not a list of jobs, writing nothing', async () => {
+    const notJson = await cli('-n', 'saturn', 'import-saturn', file('bad.json', '{jobs:'));
+    expect(notJson).toMatchObject({ code: 1, stderr: expect.stringContaining('bad.json: not readable as JSON') });
+    const notList = await cli('-n', 'saturn', 'import-saturn', file('obj.json', '{"jobs": 3}'));
+    expect(notList).toMatchObject({ code: 1, stderr: expect.stringContaining('a JSON list of Saturn job configs') });
   });
 });
 

@@ -10,6 +10,7 @@ import { hasErrorCode, OrreryError, createZkClient, describeZkSource, resolveZkA
 import { createNamespace, deleteNamespace, listNamespaces } from '../store/namespaces.js';
 import { applyPlan, deleteJob, listJobs, planJobs, readJob, runJobNow, setJobEnabled, stopJob, validateJobDocument, type JobDocumentEntry, type JobWriteOptions } from '../store/jobs.js';
 import { listAssignments, listExecutors, requestReshard, setNoTraffic } from '../store/executors.js';
+import { fromSaturnExport } from '../store/saturn-import.js';
 import { secureTree } from '../store/acl.js';
 import { formatTable, formatValue } from './format.js';
 import { getRunsCommand, getShardsCommand, logsCommand, rewriteFollowFlag } from './run-commands.js';
@@ -30,6 +31,7 @@ Namespaces:
 
 Jobs (need -n NAMESPACE):
   orrery -n NS apply -f FILE [--dry-run]      create or update the jobs in FILE (YAML or JSON: {jobs: [...]})
+  orrery -n NS import-saturn FILE [--dry-run] import Saturn's shell jobs from a JSON export (shows the diff; imported disabled)
   orrery -n NS get jobs|job NAME|executors|assignment [-o json|table]
   orrery -n NS enable|disable JOB
   orrery -n NS delete JOB [--force]
@@ -199,6 +201,36 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
   const print = (text: string): void => { io.stdout.write(text.endsWith('\n') ? text : `${text}\n`); };
   const json = (value: unknown): void => print(JSON.stringify(value, null, 2));
 
+  /** Validates a job document, prints its diff against the namespace, and applies it (not with --dry-run: then false). */
+  const applyDocument = async (document: unknown, namespace: string): Promise<boolean> => {
+    const zk = await connect();
+    const listing = await listJobs(zk, namespace);
+    const existing = [...listing.jobs.map((j) => j.config.name), ...listing.broken.map((b) => b.name)];
+    const entries = validateJobDocument(document, existing);
+    const plan = await planJobs(zk, namespace, entries);
+    for (const change of plan) {
+      if (change.action === 'create') print(`+ create    ${change.name}${change.config.enabled ? '' : ` (disabled: set enabled: true, or run orrery -n ${namespace} enable ${change.name})`}`);
+      else if (change.action === 'unchanged') print(`= unchanged ${change.name}`);
+      else if (change.action === 'replace') print(`! replace   ${change.name} (its stored config is ${change.problem})`);
+      else {
+        print(`~ change    ${change.name}`);
+        for (const c of change.changes) print(`    ${c.field}: ${formatValue(c.before)} → ${formatValue(c.after)}`);
+      }
+    }
+    // A Node job runs only where an executor offers its handler: say so now, not at its first fire.
+    for (const warning of await handlerWarnings(zk, namespace, entries)) io.stderr.write(`warning: ${warning}\n`);
+    if (values['dry-run']) {
+      print(`dry run: nothing written (${plan.filter((c) => c.action !== 'unchanged').length} job(s) would be written)`);
+      return false;
+    }
+    const result = await applyPlan(zk, namespace, plan, cliWriter(io));
+    print(`applied: ${result.written.length} written, ${result.unchanged.length} unchanged, ${result.conflicts.length} conflict(s)`);
+    if (result.conflicts.length > 0) {
+      throw new OrreryError('conflict', result.conflicts.map((c) => c.message).join('\n'), { details: { conflicts: result.conflicts } });
+    }
+    return true;
+  };
+
   switch (command) {
     case 'ns': {
       if (sub === 'create') {
@@ -234,36 +266,32 @@ async function run(positionals: string[], values: Values, output: 'json' | 'tabl
       return;
     }
 
+    case 'import-saturn': {
+      arity(positionals, 2, '-n NS import-saturn FILE [--dry-run]');
+      const namespace = need(values.namespace, '-n NAMESPACE');
+      const file = positionals[1]!;
+      let exported: unknown;
+      try {
+        exported = JSON.parse(await readFile(file, 'utf8')) as unknown;
+      } catch (error) {
+        throw new OrreryError('validation', `${file}: not readable as JSON (${toError(error).message})`);
+      }
+      const imported = fromSaturnExport(exported);
+      for (const r of imported.refused) print(`x refused   ${r.job}: ${r.reason}`);
+      for (const n of imported.notes) print(`  note      ${n.job}.${n.field}: ${n.note}`);
+      if (imported.document.jobs.length === 0) {
+        print('nothing to import: no SHELL_JOB or PASSIVE_SHELL_JOB in the file');
+        return;
+      }
+      if (await applyDocument(imported.document, namespace)) print(`imported jobs are disabled: enable each (orrery -n ${namespace} enable JOB) once Saturn no longer runs it`);
+      return;
+    }
+
     case 'apply': {
       arity(positionals, 1, '-n NS apply -f FILE [--dry-run]');
       const namespace = need(values.namespace, '-n NAMESPACE');
       const file = need(values.file, '-f FILE');
-      const document = await readDocument(file);
-      const zk = await connect();
-      const listing = await listJobs(zk, namespace);
-      const existing = [...listing.jobs.map((j) => j.config.name), ...listing.broken.map((b) => b.name)];
-      const entries = validateJobDocument(document, existing);
-      const plan = await planJobs(zk, namespace, entries);
-      for (const change of plan) {
-        if (change.action === 'create') print(`+ create    ${change.name}${change.config.enabled ? '' : ` (disabled: set enabled: true, or run orrery -n ${namespace} enable ${change.name})`}`);
-        else if (change.action === 'unchanged') print(`= unchanged ${change.name}`);
-        else if (change.action === 'replace') print(`! replace   ${change.name} (its stored config is ${change.problem})`);
-        else {
-          print(`~ change    ${change.name}`);
-          for (const c of change.changes) print(`    ${c.field}: ${formatValue(c.before)} → ${formatValue(c.after)}`);
-        }
-      }
-      // A Node job runs only where an executor offers its handler: say so now, not at its first fire.
-      for (const warning of await handlerWarnings(zk, namespace, entries)) io.stderr.write(`warning: ${warning}\n`);
-      if (values['dry-run']) {
-        print(`dry run: nothing written (${plan.filter((c) => c.action !== 'unchanged').length} job(s) would be written)`);
-        return;
-      }
-      const result = await applyPlan(zk, namespace, plan, cliWriter(io));
-      print(`applied: ${result.written.length} written, ${result.unchanged.length} unchanged, ${result.conflicts.length} conflict(s)`);
-      if (result.conflicts.length > 0) {
-        throw new OrreryError('conflict', result.conflicts.map((c) => c.message).join('\n'), { details: { conflicts: result.conflicts } });
-      }
+      await applyDocument(await readDocument(file), namespace);
       return;
     }
 
