@@ -207,6 +207,44 @@ describe('the jobs page tools', () => {
     expect(screen.queryByRole('dialog')).toBeNull();
   });
 
+  it('imports a Saturn export: from=saturn, what it refuses and cannot carry over shown before the apply', async () => {
+    const plan = {
+      dryRun: true,
+      saturn: {
+        refused: [{ job: 'legacy', reason: "a Java job runs a Java class inside Saturn's Java executor" }],
+        notes: [{ job: 'settle', field: 'rerun', note: 'not carried over: Orrery re-runs a crashed fire through failover' }],
+      },
+      changes: [{ name: 'settle', action: 'create', enabled: false }],
+    };
+    const api = renderApp(OWNER, {
+      'POST /api/v1/namespaces/shop/import': (call) =>
+        call.query.get('dryRun') === 'true' ? plan : { ...plan, dryRun: false, result: { written: ['settle'], unchanged: [], conflicts: [] } },
+    });
+    await screen.findByRole('link', { name: 'alpha' });
+    fireEvent.click(screen.getByRole('button', { name: 'Import…' }));
+    const dialog = screen.getByRole('dialog', { name: 'Import jobs' });
+    fireEvent.click(within(dialog).getByRole('radio', { name: 'a Saturn export (JSON)' }));
+    expect(within(dialog).getByText(/Saturn's shell jobs are imported disabled/)).toBeTruthy();
+    const exported = [{ jobName: 'settle', jobType: 'SHELL_JOB', cron: '0 * * * * ?', rerun: true }, { jobName: 'legacy', jobType: 'JAVA_JOB' }];
+    fireEvent.change(within(dialog).getByLabelText('Document (YAML or JSON)'), { target: { value: JSON.stringify(exported) } });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Preview changes' }));
+
+    const planned = await within(dialog).findByRole('region', { name: 'What the import would do' });
+    expect(within(planned).getByText('1 Saturn job(s) cannot be imported:')).toBeTruthy();
+    expect(within(planned).getByText(/a Java job runs a Java class/)).toBeTruthy();
+    expect(within(planned).getByText('1 Saturn field(s) not carried over, or carried over changed')).toBeTruthy();
+    const dryRun = api.callsTo('POST', '/api/v1/namespaces/shop/import')[0]!;
+    expect([dryRun.query.get('from'), dryRun.query.get('dryRun')]).toEqual(['saturn', 'true']);
+    expect(dryRun.body).toEqual(exported);
+    // Switching back to an Orrery document makes the preview stale.
+    fireEvent.click(within(dialog).getByRole('radio', { name: 'an Orrery document (YAML or JSON)' }));
+    expect((within(dialog).getByRole('button', { name: /^Apply/ }) as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(within(dialog).getByRole('radio', { name: 'a Saturn export (JSON)' }));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Apply 1 change(s)' }));
+    expect(await screen.findByText('Import: 1 written, 0 unchanged, 0 conflicts.')).toBeTruthy();
+    expect(api.callsTo('POST', '/api/v1/namespaces/shop/import')[1]!.query.get('from')).toBe('saturn');
+  });
+
   it('asks for a new preview when the document changes after one', async () => {
     renderApp(OWNER, { 'POST /api/v1/namespaces/shop/import': () => ({ dryRun: true, changes: [{ name: 'alpha', action: 'unchanged', enabled: true }] }) });
     await screen.findByRole('link', { name: 'alpha' });

@@ -224,6 +224,12 @@ const base = {
   'jobs.import.changesOf': 'Changes to {name}',
   'jobs.import.conflicts': 'Changed by someone else since the preview, so not written:',
   'jobs.import.done': 'Import: {written} written, {unchanged} unchanged, {conflicts} conflicts.',
+  'jobs.import.source': 'The document is',
+  'jobs.import.source.orrery': 'an Orrery document (YAML or JSON)',
+  'jobs.import.source.saturn': 'a Saturn export (JSON)',
+  'jobs.import.saturnHelp': "Saturn's shell jobs are imported disabled (enable each once Saturn no longer runs it); each shard's item parameter stays its command line. Java and message jobs cannot be imported. See docs/migrating-from-saturn.md.",
+  'jobs.import.saturnRefused': '{count} Saturn job(s) cannot be imported:',
+  'jobs.import.saturnNotes': '{count} Saturn field(s) not carried over, or carried over changed',
 } as const;
 
 /** The catalogue: the shell's and the older pages' messages, then each feature's own (`features/<name>/messages.ts`). */

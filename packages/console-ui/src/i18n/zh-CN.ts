@@ -222,6 +222,12 @@ const base = {
   'jobs.import.changesOf': '{name} 的变更',
   'jobs.import.conflicts': '以下作业在预览后被他人修改，未写入：',
   'jobs.import.done': '导入：写入 {written} 个，未变 {unchanged} 个，冲突 {conflicts} 个。',
+  'jobs.import.source': '文档类型',
+  'jobs.import.source.orrery': 'Orrery 文档（YAML 或 JSON）',
+  'jobs.import.source.saturn': 'Saturn 导出文件（JSON）',
+  'jobs.import.saturnHelp': 'Saturn 的 Shell 作业导入后为禁用状态（确认 Saturn 不再运行后再逐个启用）；每个分片的分片参数仍作为该分片的命令行。Java 作业和消息作业无法导入。详见 docs/migrating-from-saturn.md。',
+  'jobs.import.saturnRefused': '{count} 个 Saturn 作业无法导入：',
+  'jobs.import.saturnNotes': '{count} 个 Saturn 字段未迁移或迁移时有变化',
 };
 
 export const zhCN: Messages = {

@@ -15,7 +15,7 @@ import { Dialog } from '../../ui/Dialog';
 import { DiffTable } from './DiffTable';
 import { MenuButton } from './MenuButton';
 import { BATCH_CHUNK, batchJobs, copyJob, deleteJob } from './queries';
-import { exportJobs, importJobs, saveAsFile, type ExportFormat } from './transfer';
+import { exportJobs, importJobs, saveAsFile, type ExportFormat, type ImportSource } from './transfer';
 
 /** What a tool reports to the page when it is done (shown as the page's notice). */
 export type ToolNotice = { tone: 'info' | 'error'; text: string };
@@ -282,12 +282,13 @@ export function ImportDialog({ namespace, onClose, onDone }: { namespace: string
   const id = useId();
   const message = useErrorMessage();
   const [text, setText] = useState('');
+  const [source, setSource] = useState<ImportSource>('orrery');
   const [fileError, setFileError] = useState<string>();
-  // The plan, and the text it was made from (Apply sends exactly that text).
-  const [plan, setPlan] = useState<{ text: string; answer: ImportAnswerBody }>();
-  const preview = useMutation({ mutationFn: (document: string) => importJobs(namespace, document, true), onSuccess: (answer, document) => setPlan({ text: document, answer }) });
+  // The plan, and the text and source it was made from (Apply sends exactly those).
+  const [plan, setPlan] = useState<{ text: string; source: ImportSource; answer: ImportAnswerBody }>();
+  const preview = useMutation({ mutationFn: ({ document, from }: { document: string; from: ImportSource }) => importJobs(namespace, document, true, from), onSuccess: (answer, { document, from }) => setPlan({ text: document, source: from, answer }) });
   const apply = useMutation({
-    mutationFn: (document: string) => importJobs(namespace, document, false),
+    mutationFn: ({ document, from }: { document: string; from: ImportSource }) => importJobs(namespace, document, false, from),
     onSuccess: (answer) => {
       const result = answer.result ?? { written: [], unchanged: [], conflicts: [] };
       const text = t('jobs.import.done', { written: result.written.length, unchanged: result.unchanged.length, conflicts: result.conflicts.length });
@@ -296,7 +297,7 @@ export function ImportDialog({ namespace, onClose, onDone }: { namespace: string
     },
   });
   const pending = preview.isPending || apply.isPending;
-  const fresh = plan !== undefined && plan.text === text;
+  const fresh = plan !== undefined && plan.text === text && plan.source === source;
   const counts = plan ? planCounts(plan.answer) : undefined;
   const toWrite = counts ? counts.create + counts.update + counts.replace : 0;
   const error = apply.error ?? preview.error;
@@ -318,10 +319,10 @@ export function ImportDialog({ namespace, onClose, onDone }: { namespace: string
       busy={pending}
       actions={
         <>
-          <button type="button" className={fresh ? undefined : 'primary'} disabled={pending || text.trim() === ''} onClick={() => preview.mutate(text)}>
+          <button type="button" className={fresh ? undefined : 'primary'} disabled={pending || text.trim() === ''} onClick={() => preview.mutate({ document: text, from: source })}>
             {preview.isPending ? t('jobs.import.previewing') : t('jobs.import.preview')}
           </button>
-          <button type="button" className={fresh ? 'primary' : undefined} disabled={pending || !fresh || toWrite === 0} onClick={() => plan && apply.mutate(plan.text)}>
+          <button type="button" className={fresh ? 'primary' : undefined} disabled={pending || !fresh || toWrite === 0} onClick={() => plan && apply.mutate({ document: plan.text, from: plan.source })}>
             {apply.isPending ? t('jobs.import.applying') : t('jobs.import.apply', { count: toWrite })}
           </button>
           <button type="button" onClick={onClose} disabled={pending}>
@@ -331,6 +332,16 @@ export function ImportDialog({ namespace, onClose, onDone }: { namespace: string
       }
     >
       <p>{t('jobs.import.intro')}</p>
+      <fieldset className="import-kind" disabled={pending}>
+        <legend>{t('jobs.import.source')}</legend>
+        <label>
+          <input type="radio" name={`${id}-source`} checked={source === 'orrery'} onChange={() => setSource('orrery')} /> {t('jobs.import.source.orrery')}
+        </label>
+        <label>
+          <input type="radio" name={`${id}-source`} checked={source === 'saturn'} onChange={() => setSource('saturn')} /> {t('jobs.import.source.saturn')}
+        </label>
+      </fieldset>
+      {source === 'saturn' && <p className="muted">{t('jobs.import.saturnHelp')}</p>}
       <div className="import-source">
         <label htmlFor={`${id}-file`}>{t('jobs.import.file')}</label>
         <input id={`${id}-file`} type="file" accept=".yaml,.yml,.json,application/yaml,application/json,text/yaml" onChange={(e) => void onFile(e)} disabled={pending} />
@@ -357,6 +368,37 @@ export function ImportDialog({ namespace, onClose, onDone }: { namespace: string
       {plan && counts && (
         <section aria-label={t('jobs.import.planLabel')} className="import-plan">
           <h3>{t('jobs.import.plan', counts)}</h3>
+          {plan.answer.saturn && (plan.answer.saturn.refused.length > 0 || plan.answer.saturn.notes.length > 0) && (
+            <div className="import-saturn">
+              {plan.answer.saturn.refused.length > 0 && (
+                <>
+                  <p className="field-warning">{t('jobs.import.saturnRefused', { count: plan.answer.saturn.refused.length })}</p>
+                  <ul>
+                    {plan.answer.saturn.refused.map((r) => (
+                      <li key={`refused:${r.job}`}>
+                        <code>{r.job}</code>: {r.reason}
+                      </li>
+                    ))}
+                  </ul>
+                </>
+              )}
+              {plan.answer.saturn.notes.length > 0 && (
+                <details>
+                  <summary>{t('jobs.import.saturnNotes', { count: plan.answer.saturn.notes.length })}</summary>
+                  <ul>
+                    {plan.answer.saturn.notes.map((n, i) => (
+                      <li key={`note:${n.job}:${n.field}:${i}`}>
+                        <code>
+                          {n.job}.{n.field}
+                        </code>
+                        : {n.note}
+                      </li>
+                    ))}
+                  </ul>
+                </details>
+              )}
+            </div>
+          )}
           <p className="muted">{t('jobs.import.noDelete')}</p>
           <ul>
             {plan.answer.changes.map((change) => (

@@ -64,12 +64,16 @@ export function documentFormat(text: string): ExportFormat {
  * `POST …/import[?dryRun=true]`: the document as the user gave it (JSON or YAML, told apart by
  * {@link documentFormat}). A dry run writes nothing and answers the same plan.
  */
-export async function importJobs(namespace: string, text: string, dryRun: boolean): Promise<ImportAnswerBody> {
-  const contentType = documentFormat(text) === 'json' ? 'application/json' : 'application/yaml';
+/** What an import's document is: an `orrery apply` document, or a JSON export of Saturn job configs. */
+export type ImportSource = 'orrery' | 'saturn';
+
+export async function importJobs(namespace: string, text: string, dryRun: boolean, from: ImportSource = 'orrery'): Promise<ImportAnswerBody> {
+  // A Saturn export is JSON; an Orrery document YAML or JSON.
+  const contentType = from === 'saturn' || documentFormat(text) === 'json' ? 'application/json' : 'application/yaml';
   const response = await send(
     `/namespaces/${seg(namespace)}/import`,
     { method: 'POST', headers: { accept: 'application/json', 'content-type': contentType }, body: text },
-    { dryRun: dryRun || undefined },
+    { dryRun: dryRun || undefined, from: from === 'saturn' ? 'saturn' : undefined },
   );
   return (await response.json()) as ImportAnswerBody;
 }

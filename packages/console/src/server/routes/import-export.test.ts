@@ -135,3 +135,37 @@ describe('import', () => {
     expect(await tree()).toEqual(before);
   });
 });
+
+describe('import from Saturn (from=saturn)', () => {
+  const EXPORT = [
+    { jobName: 'settle', jobType: 'SHELL_JOB', cron: '0 */5 * * * ?', shardingTotalCount: 2, shardingItemParameters: '0=echo east,1=echo west', enabled: true, rerun: true },
+    { jobName: 'legacy', jobType: 'JAVA_JOB', jobClass: 'com.shop.Legacy' },
+  ];
+
+  it('answers what it refuses, what it cannot carry over and the diff; then imports the shell jobs disabled', async () => {
+    const before = await tree();
+    const dry = await c.as('ann', { method: 'POST', url: `${base}/import?from=saturn&dryRun=true`, payload: EXPORT });
+    expect(dry.statusCode).toBe(200);
+    expect(dry.json()).toMatchObject({
+      dryRun: true,
+      saturn: {
+        refused: [{ job: 'legacy', reason: expect.stringContaining('Java class') }],
+        notes: expect.arrayContaining([{ job: 'settle', field: 'rerun', note: expect.stringContaining('not carried over') }, { job: 'settle', field: 'enabled', note: expect.stringContaining('imported disabled') }]),
+      },
+      changes: [{ name: 'settle', action: 'create', enabled: false }],
+    });
+    expect(await tree()).toEqual(before);
+    const real = await c.as('ann', { method: 'POST', url: `${base}/import?from=saturn`, payload: EXPORT });
+    expect(real.json()).toMatchObject({ dryRun: false, result: { written: ['settle'], conflicts: [] } });
+    await eventually(() => expect((c.cache.job('shop', 'settle')?.config as { value?: unknown } | undefined)?.value).toMatchObject({ type: 'shell', enabled: false, command: 'eval "$ORRERY_SHARD_PARAM"', shardingItemParameters: { 0: 'echo east', 1: 'echo west' } }));
+  });
+
+  it('a body that is no Saturn export is a 400 naming the rule, and writes nothing', async () => {
+    const before = await tree();
+    const r = await c.as('ann', { method: 'POST', url: `${base}/import?from=saturn`, payload: { jobs: 3 } });
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error.details.issues).toEqual([expect.objectContaining({ rule: 'type', message: expect.stringContaining('JSON list of Saturn job configs') })]);
+    expect((await c.as('ann', { method: 'POST', url: `${base}/import?from=xxl`, payload: [] })).statusCode).toBe(400);
+    expect(await tree()).toEqual(before);
+  });
+});

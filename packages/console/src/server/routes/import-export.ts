@@ -1,6 +1,7 @@
 /**
  * `GET /api/v1/namespaces/:namespace/export` (viewer) and `POST …/import?dryRun=` (owner): the same
- * `{jobs: [...]}` document as `orrery apply -f`, in YAML or JSON.
+ * `{jobs: [...]}` document as `orrery apply -f`, in YAML or JSON; `from=saturn` takes a JSON export
+ * of Saturn job configs instead, converted as `orrery import-saturn` does (store/saturn-import.ts).
  *
  * Import is the CLI's one code path: `validateJobDocument` (every problem of the document at once),
  * `planJobs` (the three-way merge with the last-applied entries) and, unless a dry run,
@@ -15,6 +16,7 @@ import { toError, validationError } from '@orrery/core';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { ConsoleRoutes } from '../app.js';
 import { applyPlan, planJobs, validateJobDocument } from '../../store/jobs.js';
+import { fromSaturnExport } from '../../store/saturn-import.js';
 import { NamespaceParams } from './namespaces.js';
 import { assertCachedNamespace, writerOf } from './jobs.js';
 
@@ -33,6 +35,10 @@ const PlannedChange = Type.Object({
 });
 export const ImportAnswer = Type.Object({
   dryRun: Type.Boolean(),
+  saturn: Type.Optional(Type.Object({
+    refused: Type.Array(Type.Object({ job: Type.String(), reason: Type.String() }), { description: 'Saturn jobs not imported, and why (Java and message jobs, names Orrery refuses)' }),
+    notes: Type.Array(Type.Object({ job: Type.String(), field: Type.String(), note: Type.String() }), { description: 'Saturn fields not carried over (and why), or carried over changed' }),
+  }, { description: 'from=saturn: what the conversion of the Saturn export said' })),
   changes: Type.Array(PlannedChange),
   result: Type.Optional(Type.Object({
     written: Type.Array(Type.String()),
@@ -95,15 +101,19 @@ export const importExportRoutes: ConsoleRoutes = async (app, ctx) => {
         tags: ['jobs'],
         summary: 'Apply an `orrery apply` document {jobs: [...]} (owner; JSON or YAML body): the diff per job and, unless dryRun, the write result. As the CLI: validate everything first, then one write per job',
         params: NamespaceParams,
-        querystring: Type.Object({ dryRun: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false }),
+        querystring: Type.Object({
+          dryRun: Type.Optional(Type.Boolean({ default: false })),
+          from: Type.Optional(Type.Union([Type.Literal('orrery'), Type.Literal('saturn')], { default: 'orrery', description: "saturn: the body is a JSON export of Saturn job configs (as `orrery import-saturn`): its shell jobs are imported disabled" })),
+        }, { additionalProperties: false }),
         response: { 200: ImportAnswer },
       },
       config: { access: { level: 'owner' } },
     }, async (request) => {
       const { namespace } = request.params as { namespace: string };
-      const { dryRun } = request.query as { dryRun?: boolean };
+      const { dryRun, from } = request.query as { dryRun?: boolean; from?: 'orrery' | 'saturn' };
       assertCachedNamespace(ctx, namespace);
-      const entries = validateJobDocument(request.body, ctx.cache.jobNames(namespace));
+      const saturn = from === 'saturn' ? fromSaturnExport(request.body) : undefined;
+      const entries = validateJobDocument(saturn ? saturn.document : request.body, ctx.cache.jobNames(namespace));
       const plan = await planJobs(ctx.zk, namespace, entries);
       const changes = plan.map((c) => ({
         name: c.name,
@@ -112,12 +122,13 @@ export const importExportRoutes: ConsoleRoutes = async (app, ctx) => {
         ...(c.action === 'update' ? { changes: c.changes } : {}),
         ...(c.action === 'replace' ? { problem: c.problem } : {}),
       }));
-      if (dryRun === true) return { dryRun: true, changes };
+      const said = saturn ? { saturn: { refused: saturn.refused, notes: saturn.notes } } : {};
+      if (dryRun === true) return { dryRun: true, ...said, changes };
       const result = await applyPlan(ctx.zk, namespace, plan, writerOf(ctx, request));
       if (result.written.length > 0) {
-        await ctx.audit.record(request, { action: 'namespace.import', namespace, details: { written: result.written, conflicts: result.conflicts.map((c) => c.name), changes: changes.filter((c) => c.action !== 'unchanged') } });
+        await ctx.audit.record(request, { action: 'namespace.import', namespace, details: { ...(saturn ? { from: 'saturn' } : {}), written: result.written, conflicts: result.conflicts.map((c) => c.name), changes: changes.filter((c) => c.action !== 'unchanged') } });
       }
-      return { dryRun: false, changes, result };
+      return { dryRun: false, ...said, changes, result };
     });
   });
 };
