@@ -226,7 +226,7 @@ describe('the jobs page tools', () => {
     fireEvent.click(within(dialog).getByRole('radio', { name: 'a Saturn export (JSON)' }));
     expect(within(dialog).getByText(/Saturn's shell jobs are imported disabled/)).toBeTruthy();
     const exported = [{ jobName: 'settle', jobType: 'SHELL_JOB', cron: '0 * * * * ?', rerun: true }, { jobName: 'legacy', jobType: 'JAVA_JOB' }];
-    fireEvent.change(within(dialog).getByLabelText('Document (YAML or JSON)'), { target: { value: JSON.stringify(exported) } });
+    fireEvent.change(within(dialog).getByLabelText('Saturn export (JSON: a list of Saturn job configs)'), { target: { value: JSON.stringify(exported) } });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Preview changes' }));
 
     const planned = await within(dialog).findByRole('region', { name: 'What the import would do' });

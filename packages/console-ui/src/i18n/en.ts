@@ -229,6 +229,7 @@ const base = {
   'jobs.import.source.saturn': 'a Saturn export (JSON)',
   'jobs.import.saturnHelp': "Saturn's shell jobs are imported disabled (enable each once Saturn no longer runs it); each shard's item parameter stays its command line. Java and message jobs cannot be imported. See docs/migrating-from-saturn.md.",
   'jobs.import.saturnRefused': '{count} Saturn job(s) cannot be imported:',
+  'jobs.import.saturnDocument': 'Saturn export (JSON: a list of Saturn job configs)',
   'jobs.import.saturnNotes': '{count} Saturn field(s) not carried over, or carried over changed',
 } as const;
 

@@ -227,6 +227,7 @@ const base = {
   'jobs.import.source.saturn': 'Saturn 导出文件（JSON）',
   'jobs.import.saturnHelp': 'Saturn 的 Shell 作业导入后为禁用状态（确认 Saturn 不再运行后再逐个启用）；每个分片的分片参数仍作为该分片的命令行。Java 作业和消息作业无法导入。详见 docs/migrating-from-saturn.md。',
   'jobs.import.saturnRefused': '{count} 个 Saturn 作业无法导入：',
+  'jobs.import.saturnDocument': 'Saturn 导出内容（JSON：Saturn 作业配置列表）',
   'jobs.import.saturnNotes': '{count} 个 Saturn 字段未迁移或迁移时有变化',
 };
 

@@ -277,6 +277,17 @@ export function planCounts(plan: ImportAnswerBody): Record<ImportAction, number>
   return counts;
 }
 
+/** An example of Saturn's export (field names are Saturn's, in any language). */
+const SATURN_PLACEHOLDER = `[
+  {
+    "jobName": "settle-orders",
+    "jobType": "SHELL_JOB",
+    "cron": "0 */5 * * * ?",
+    "shardingTotalCount": 2,
+    "shardingItemParameters": "0=/opt/settle.sh east,1=/opt/settle.sh west"
+  }
+]`;
+
 export function ImportDialog({ namespace, onClose, onDone }: { namespace: string; onClose: () => void; onDone: (notice: ToolNotice) => void }) {
   const { t } = useI18n();
   const id = useId();
@@ -331,7 +342,6 @@ export function ImportDialog({ namespace, onClose, onDone }: { namespace: string
         </>
       }
     >
-      <p>{t('jobs.import.intro')}</p>
       <fieldset className="import-kind" disabled={pending}>
         <legend>{t('jobs.import.source')}</legend>
         <label>
@@ -341,13 +351,13 @@ export function ImportDialog({ namespace, onClose, onDone }: { namespace: string
           <input type="radio" name={`${id}-source`} checked={source === 'saturn'} onChange={() => setSource('saturn')} /> {t('jobs.import.source.saturn')}
         </label>
       </fieldset>
-      {source === 'saturn' && <p className="muted">{t('jobs.import.saturnHelp')}</p>}
+      <p>{source === 'saturn' ? t('jobs.import.saturnHelp') : t('jobs.import.intro')}</p>
       <div className="import-source">
         <label htmlFor={`${id}-file`}>{t('jobs.import.file')}</label>
         <input id={`${id}-file`} type="file" accept=".yaml,.yml,.json,application/yaml,application/json,text/yaml" onChange={(e) => void onFile(e)} disabled={pending} />
         {fileError && <small className="field-error">{fileError}</small>}
-        <label htmlFor={`${id}-text`}>{t('jobs.import.document')}</label>
-        <textarea id={`${id}-text`} rows={10} value={text} onChange={(e) => setText(e.target.value)} spellCheck={false} placeholder={t('jobs.import.placeholder')} disabled={pending} aria-describedby={`${id}-help`} />
+        <label htmlFor={`${id}-text`}>{source === 'saturn' ? t('jobs.import.saturnDocument') : t('jobs.import.document')}</label>
+        <textarea id={`${id}-text`} rows={10} value={text} onChange={(e) => setText(e.target.value)} spellCheck={false} placeholder={source === 'saturn' ? SATURN_PLACEHOLDER : t('jobs.import.placeholder')} disabled={pending} aria-describedby={`${id}-help`} />
         <small id={`${id}-help`} className="muted">
           {t('jobs.import.help')}
         </small>
