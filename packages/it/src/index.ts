@@ -1,3 +1,4 @@
 /** @orrery/it: the integration-test harness. */
 export * from './processes.js';
 export * from './simulated-executor.js';
+export * from './netns.js';

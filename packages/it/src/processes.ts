@@ -42,13 +42,19 @@ export interface StartProcessOptions {
    * as "stop now". The IPC channel still stops it if this process dies.
    */
   ownProcessGroup?: boolean;
+  /**
+   * A command that runs the bin, given before it: `['ip', 'netns', 'exec', NS]` runs it in that
+   * network namespace (`ip` execs the bin, which keeps the pid and the IPC channel).
+   */
+  prefix?: readonly string[];
 }
 
 /** Starts a bin of this repository with node. */
 export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}, options: StartProcessOptions = {}): RunningProcess {
   // The IPC channel ties the process to this one: the bins stop when it closes (this process died).
   const script = BINS[bin];
-  const [command, argv] = script.endsWith('.js') ? [process.execPath, [script, ...args]] : [script, [...args]];
+  const [bare, bareArgv] = script.endsWith('.js') ? [process.execPath, [script, ...args]] : [script, [...args]];
+  const [command, argv] = options.prefix && options.prefix.length > 0 ? [options.prefix[0]!, [...options.prefix.slice(1), bare, ...bareArgv]] : [bare, bareArgv];
   const child: ChildProcess = spawn(command, argv, {
     stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']), // not this process's ZooKeeper sockets
     env: { ...process.env, ORRERY_NODE: process.execPath, ...env }, // the same Node as this one

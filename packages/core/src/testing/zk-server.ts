@@ -51,6 +51,12 @@ export interface ZooKeeperOptions {
   dir?: string;
   /** Standalone only: listen on this port; the start fails if it is taken. Default: a free port. */
   clientPort?: number;
+  /**
+   * The address the client port binds: `0.0.0.0` also takes clients from other network namespaces
+   * (the across-hosts test), through the host's own addresses. Default `127.0.0.1`. The peers of an
+   * ensemble always talk over loopback; `connectString` stays `127.0.0.1:port`.
+   */
+  clientBind?: string;
 }
 
 /** One running ZooKeeper server. */
@@ -189,7 +195,7 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
     `syncLimit=10`,
     `dataDir=${join(dataDir, 'data')}`,
     `clientPort=${plan.clientPort}`,
-    `clientPortAddress=127.0.0.1`,
+    `clientPortAddress=${options.clientBind}`,
     `admin.enableServer=false`,
     `4lw.commands.whitelist=*`,
     `maxClientCnxns=0`,
@@ -333,6 +339,7 @@ function resolveOptions(options: ZooKeeperOptions): ResolvedOptions {
     logLevel: options.logLevel ?? 'warn',
     fastStart: options.fastStart ?? true,
     juteMaxBuffer: options.juteMaxBuffer ?? ZK_SERVER_MAX_BUFFER,
+    clientBind: options.clientBind ?? '127.0.0.1',
   };
 }
 
