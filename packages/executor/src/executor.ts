@@ -415,7 +415,13 @@ export function createExecutor(options: ExecutorOptions): Executor {
       };
       await zk.mkdirp(paths.executor(namespace, name));
       if (nameState === 'predecessor') logger.warn('waiting for the session of this executor\'s previous process to expire');
-      presence = createEphemeralNode(zk, paths.executorPresence(namespace, name), info, { conflict: nameState === 'predecessor' ? 'wait' : 'fail' });
+      // Its parents are made above, once: a namespace deleted while this executor runs is not
+      // brought back (empty and broken) when the presence is re-created.
+      presence = createEphemeralNode(zk, paths.executorPresence(namespace, name), info, { conflict: nameState === 'predecessor' ? 'wait' : 'fail', createParent: false });
+      offs.push(presence.on('error', (error) => {
+        if (hasErrorCode(error, 'no-node')) logger.error({ err: error }, 'the namespace (or this executor\'s node in it) was deleted: this executor is no longer registered and runs nothing; stop it, or restart it once the namespace exists again');
+        else logger.warn({ err: error }, 'could not keep the presence node');
+      }));
       await presence.start();
       if (options.jobsDir) {
         // Hot reload: edited, added or removed job modules take effect without a restart.

@@ -25,9 +25,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readLocalPlatform, type LocalPlatform } from '@orrery/core';
+import { createZkClient, readLocalPlatform, resolveZkAuth, type LocalPlatform, type ZkClient } from '@orrery/core';
 import { eventually, freePort, startZooKeeper, type ZooKeeperServer } from '@orrery/core/testing';
-import { runCli } from '@orrery/console';
+import { listNamespaces, runCli } from '@orrery/console';
 import { startProcess, type RunningProcess } from '../src/processes.js';
 
 const checkout = process.cwd();
@@ -47,6 +47,7 @@ let sharding: RunningProcess | undefined;
 let consoleProcess: RunningProcess | undefined;
 const executors = new Map<string, RunningProcess>();
 let pollTimer: NodeJS.Timeout | undefined;
+let watcher: ZkClient | undefined;
 
 // Ctrl-C at any point stops what was started so far, in order (see the header).
 let stopping = false;
@@ -54,6 +55,7 @@ const stop = async (): Promise<void> => {
   if (stopping) return;
   stopping = true;
   if (pollTimer) clearTimeout(pollTimer);
+  await watcher?.close().catch(() => undefined);
   console.log('\nStopping: the executors (runs in progress finish), the console, the allocator, ZooKeeper (its data is kept in .orrery/) …');
   await Promise.all([...executors.values()].map((e) => e.stop(10_000)));
   await consoleProcess?.stop();
@@ -143,11 +145,17 @@ async function startExecutor(ns: string): Promise<void> {
   console.log(`Executor    local-${ns} for namespace '${ns}' (pid ${p.pid}), http://127.0.0.1:${port}/healthz`);
 }
 
+// One session for watching the namespaces (not a new one per look).
+const watcherAuth = resolveZkAuth(undefined, process.env);
+watcher = createZkClient({ connect: zk, root: process.env.ORRERY_ROOT ?? '/orrery', ...(watcherAuth ? { auth: watcherAuth } : {}) });
+await watcher.start();
+
 /** One executor per namespace: started for a new one, stopped for one that went. */
 async function syncExecutors(): Promise<void> {
-  const namespaces = await cliJson<Array<{ name: string }>>('ns', 'list');
-  if (!namespaces || stopping) return;
-  const names = new Set(namespaces.map((n) => n.name));
+  const namespaces = await listNamespaces(watcher!);
+  if (stopping) return;
+  // A namespace whose node cannot be read (broken) gets no executor: it would not start there.
+  const names = new Set(namespaces.filter((n) => n.info !== undefined).map((n) => n.name));
   for (const name of names) if (!executors.has(name)) await startExecutor(name);
   for (const [name, p] of executors) {
     if (names.has(name)) continue;
@@ -217,7 +225,7 @@ Orrery is running locally.
     npx orrery ${zkFlag}-n demo get jobs
     npx orrery ${zkFlag}-n demo get shards hello
     npx orrery ${zkFlag}-n demo run hello --items 0 --param now
-    ORRERY_CLUSTER_TOKEN=$(cat .orrery/cluster-token) npx orrery ${zkFlag}-n demo get runs hello   # runs live on the executors
+    ${process.env.ORRERY_CLUSTER_TOKEN ? 'ORRERY_CLUSTER_TOKEN=<yours>' : `ORRERY_CLUSTER_TOKEN=$(cat ${home === join(checkout, '.orrery') ? '.orrery' : home}/cluster-token)`} npx orrery ${zkFlag}-n demo get runs hello   # runs live on the executors
     npx orrery ${zkFlag}ns create shop      # then: npx orrery -n shop apply -f jobs.yaml
 
   Honoured: ORRERY_ZK (use that ZooKeeper, start none), ORRERY_CONSOLE_PORT (default 8080),

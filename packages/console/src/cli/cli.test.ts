@@ -195,6 +195,9 @@ jobs:
     const r = await cli('ns', 'delete', 'shop');
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('--force');
+    // Not while an executor of it runs, forced or not: it would register again.
+    expect((await cli('ns', 'delete', 'shop', '--force')).stderr).toContain("namespace 'shop' has 1 running executor(s) (exec-1); stop them first");
+    await zk.delete(paths.executorPresence('shop', 'exec-1'));
     expect((await cli('ns', 'delete', 'shop', '--force')).code).toBe(0);
     expect(await zk.exists(paths.namespace('shop'))).toBeNull();
     expect((await cli('-n', 'shop', 'get', 'jobs')).stderr).toContain("namespace 'shop' does not exist");

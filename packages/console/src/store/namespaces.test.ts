@@ -28,4 +28,21 @@ describe('deleteNamespace', () => {
     expect(await zk.exists(paths.namespace('doomed'))).toBeNull();
     expect(await zk.exists(paths.namespaceHistory('doomed'))).toBeNull();
   });
+
+  it('refuses a namespace with a running executor even when forced (it would register again), writing nothing', async () => {
+    await createNamespace(zk, 'busy');
+    const config = parseJobConfig({ name: 'j', type: 'shell', command: 'true' });
+    await zk.create(paths.job('busy', 'j'), encodeJson(config));
+    await zk.mkdirp(paths.executor('busy', 'e1'));
+    await zk.create(paths.executorPresence('busy', 'e1'), encodeJson({ host: 'h' }), 'ephemeral');
+    for (const force of [false, true]) {
+      await expect(deleteNamespace(zk, 'busy', { force })).rejects.toMatchObject({ code: 'conflict', details: { onlineExecutors: 1 } });
+    }
+    await expect(deleteNamespace(zk, 'busy', { force: true })).rejects.toThrow("namespace 'busy' has 1 running executor(s) (e1); stop them first");
+    expect(await zk.exists(paths.job('busy', 'j'))).not.toBeNull();
+    // Stopped: the delete goes through.
+    await zk.delete(paths.executorPresence('busy', 'e1'));
+    await deleteNamespace(zk, 'busy', { force: true });
+    expect(await zk.exists(paths.namespace('busy'))).toBeNull();
+  });
 });

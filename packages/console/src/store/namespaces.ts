@@ -82,21 +82,26 @@ export async function assertNamespaceExists(zk: ZkClient, name: string): Promise
  */
 export async function deleteNamespace(zk: ZkClient, name: string, options: { force?: boolean } = {}): Promise<void> {
   await assertNamespaceExists(zk, name);
-  if (!options.force) {
-    // Only a missing container means "none": a connection loss must not read as an empty namespace.
-    const none = (error: unknown): string[] => {
-      if (hasErrorCode(error, 'no-node')) return [];
-      throw error;
-    };
-    const jobs = await zk.getChildren(paths.jobs(name)).catch(none);
-    const executors = await zk.getChildren(paths.executors(name)).catch(none);
-    let online = 0;
-    for (const e of executors) if (NODE_NAME_PATTERN.test(e) && (await zk.exists(paths.executorPresence(name, e)))) online += 1;
-    if (jobs.length > 0 || online > 0) {
-      throw new OrreryError('conflict', `namespace '${name}' has ${jobs.length} job(s) and ${online} online executor(s); delete them first or use --force`, {
-        details: { namespace: name, jobs: jobs.length, onlineExecutors: online },
-      });
-    }
+  // Only a missing container means "none": a connection loss must not read as an empty namespace.
+  const none = (error: unknown): string[] => {
+    if (hasErrorCode(error, 'no-node')) return [];
+    throw error;
+  };
+  const jobs = await zk.getChildren(paths.jobs(name)).catch(none);
+  const executors = await zk.getChildren(paths.executors(name)).catch(none);
+  const online: string[] = [];
+  for (const e of executors) if (NODE_NAME_PATTERN.test(e) && (await zk.exists(paths.executorPresence(name, e)))) online.push(e);
+  // Even with force: a running executor registers again as soon as its presence is deleted, so the
+  // delete could not finish — and would have deleted the jobs on its way. Refused before any write.
+  if (online.length > 0 && options.force) {
+    throw new OrreryError('conflict', `namespace '${name}' has ${online.length} running executor(s) (${online.slice(0, 5).join(', ')}${online.length > 5 ? ', …' : ''}); stop them first — a running executor registers again as soon as it is removed`, {
+      details: { namespace: name, jobs: jobs.length, onlineExecutors: online.length },
+    });
+  }
+  if (!options.force && (jobs.length > 0 || online.length > 0)) {
+    throw new OrreryError('conflict', `namespace '${name}' has ${jobs.length} job(s) and ${online.length} online executor(s); stop its executors, then delete its jobs or use --force`, {
+      details: { namespace: name, jobs: jobs.length, onlineExecutors: online.length },
+    });
   }
   await zk.deleteRecursive(paths.namespace(name));
   // Its jobs' config history goes with it: a namespace created again under the name starts clean.

@@ -57,6 +57,21 @@ describe('ephemeral node', () => {
     await eventually(async () => expect((await other.exists('/p'))?.ephemeralOwner).toBe(zk.sessionId));
   });
 
+  it('with createParent: false, a deleted parent is not made again: an error event (no-node), nothing written', async () => {
+    const root = uniqueRoot('eph-parent');
+    const zk = await client(zkConnect, root);
+    const other = await client(zkConnect, root);
+    await zk.mkdirp('/ns/executors/e1');
+    const node = createEphemeralNode(zk, '/ns/executors/e1/presence', 'x', { createParent: false });
+    onCleanup(() => node.close());
+    await node.start();
+    const failed = waitForEvent(node, 'error', { timeoutMs: 10_000 });
+    // As `orrery ns delete --force` does: the whole namespace, presence included.
+    await other.deleteRecursive('/ns');
+    expect(await failed).toMatchObject({ code: 'no-node', message: expect.stringContaining('/ns/executors/e1 is gone') });
+    expect(await other.exists('/ns')).toBeNull();
+  });
+
   it('refuses a path held by another live session when asked to, and waits for it otherwise', async () => {
     const root = uniqueRoot('eph-conflict');
     const holder = await client(zkConnect, root);

@@ -32,6 +32,13 @@ export interface EphemeralNodeEvents {
 export interface EphemeralNodeOptions {
   /** What to do when another live session holds the path. Default `wait`. */
   conflict?: 'wait' | 'fail';
+  /**
+   * Create the parent path when it is missing (default true). False: a missing parent is an
+   * `error` event (`no-node`) and nothing is created — for a node inside something another process
+   * may delete on purpose (an executor's presence inside its namespace: re-creating the parents
+   * would bring a deleted namespace back as an empty, broken one).
+   */
+  createParent?: boolean;
 }
 
 /** A handle on an ephemeral node. */
@@ -49,6 +56,7 @@ export interface EphemeralNode extends Subscribable<EphemeralNodeEvents> {
 /** Creates the recipe; call `start()`. */
 export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, options: EphemeralNodeOptions = {}): EphemeralNode {
   const conflictMode = options.conflict ?? 'wait';
+  const createParent = options.createParent ?? true;
   const emitter = createEmitter<EphemeralNodeEvents>();
   let payload = encodeJson(data);
   let closed = false;
@@ -60,10 +68,11 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
 
   async function ensureOnce(): Promise<void> {
     if (closed || zk.phase === 'closed') return;
-    await zk.mkdirp(parent);
+    if (createParent) await zk.mkdirp(parent);
     try {
       await zk.create(path, payload, 'ephemeral');
     } catch (error) {
+      if (hasErrorCode(error, 'no-node')) throw new OrreryError('no-node', `${parent} is gone: ${path} is not created again`, { details: { path, parent } });
       if (!hasErrorCode(error, 'node-exists')) throw error;
       const read = await zk.get(path, onNodeEvent).catch((e: unknown) => {
         if (hasErrorCode(e, 'no-node')) return undefined;
