@@ -174,24 +174,19 @@ await syncExecutors();
 
 // The console, on 8080 unless that is taken (or ORRERY_CONSOLE_PORT says otherwise).
 const consolePort = await pickPort([process.env.ORRERY_CONSOLE_PORT !== undefined ? Number(process.env.ORRERY_CONSOLE_PORT) : 8080]);
-consoleProcess = startProcess('orrery-console', ['--zk', zk, '--port', String(consolePort), '--host', '127.0.0.1', '--log-level', logLevel === 'warn' ? 'info' : logLevel], {
+consoleProcess = startProcess('orrery-console', ['--zk', zk, '--port', String(consolePort), '--host', '127.0.0.1', '--log-level', logLevel], {
   ORRERY_ADMIN_PASSWORD: adminPassword, ORRERY_CLUSTER_TOKEN: token,
-}, { echo: false, ownProcessGroup: true });
-const started = await consoleProcess.waitForLine(/"msg":"console started"/, 60_000).catch((error: unknown) => {
+}, { echo: true, ownProcessGroup: true });
+const consoleUrl = `http://127.0.0.1:${consolePort}`;
+const consoleUp = await eventually(async () => {
+  if (!(await fetch(`${consoleUrl}/healthz`)).ok) throw new Error('not ready');
+}, { timeoutMs: 60_000, intervalMs: 200 }).then(() => true, (error: unknown) => {
   console.error(`${String(error)}\nThe console did not start; its output is above.`);
-  return undefined;
+  return false;
 });
-if (!started) await stop();
-const consoleUrl = (JSON.parse(started!) as { url: string }).url;
+if (!consoleUp) await stop();
 console.log(`Console     orrery-console (pid ${consoleProcess.pid}), ${consoleUrl}`);
 if (!process.env.ORRERY_ZK) writeLocal({ zk, console: consoleUrl });
-// Its warnings and errors from now on (its info lines are for `--log-level info`).
-void (async () => {
-  for (let seen = consoleProcess.lines.length; !stopping; seen = consoleProcess.lines.length) {
-    for (const line of consoleProcess.lines.slice(seen)) if (/"level":(4|5|6)\d/.test(line)) console.log(`[orrery-console] ${line}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-})();
 
 // The demo jobs once the demo executor offers their handlers (apply checks that an online
 // executor offers each Node job's handler).
