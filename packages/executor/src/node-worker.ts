@@ -49,10 +49,27 @@ const modules = new Map<string, JobModule>();
 let owner = true;
 let current: { stdout: Capture; stderr: Capture } | undefined;
 
-const send = (message: WorkerMessage): void => {
+const send = (message: WorkerMessage, then: () => void = () => undefined): void => {
   // (Fails only once the executor is gone; the worker then exits on 'disconnect'.)
-  process.send?.(message, () => undefined);
+  if (process.send) process.send(message, then);
+  else then();
 };
+
+/**
+ * SIGTERM — a stop, a timeout or a fence: the executor aborts the run's signal and SIGTERMs the
+ * worker's group at once, then SIGKILLs it after its kill grace. Node's default would end the
+ * worker on the spot, leaving a job no time to clean up; instead the run's signal is aborted (if
+ * the executor's message has not done it first) and the worker exits once the run has ended and
+ * its `done` is sent — or at the SIGKILL, for a job that ignores its signal. With no run, at once.
+ */
+const SIGTERM_EXIT = 143; // 128 + 15, as if it had been killed by it
+let terminating = false;
+process.on('SIGTERM', () => {
+  terminating = true;
+  if (runningId === undefined) process.exit(SIGTERM_EXIT);
+  controller?.abort(new Error('terminated'));
+});
+
 
 /** Writes all of `buffer` to the capture's file; on an error the file is given up (never a throw). */
 function writeAll(c: Capture, buffer: Buffer): void {
@@ -114,7 +131,9 @@ function finish(runId: string, ok: boolean, message: string): void {
   current = undefined;
   const truncated = c ? logTruncation(endCapture(c.stdout), endCapture(c.stderr)) : undefined;
   // (Within the protocol's bound: a longer message would be refused, and the run never end.)
-  send({ type: 'done', runId, ok, message: message.slice(0, MAX_TEXT_LENGTH), stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '', ...(truncated ? { truncated } : {}) });
+  send({ type: 'done', runId, ok, message: message.slice(0, MAX_TEXT_LENGTH), stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '', ...(truncated ? { truncated } : {}) }, () => {
+    if (terminating) process.exit(SIGTERM_EXIT);
+  });
 }
 
 // Runs wait here (the executor may send the next before this one ends: no round trip between two

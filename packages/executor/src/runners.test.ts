@@ -123,6 +123,16 @@ describe('node job pool', () => {
     expect(result.stderrTail).toContain('Error: boom from fails.js');
   });
 
+  it.each([['a stop', 'aborted'], ['its timeout', 'timed-out']] as const)('gives a job its kill grace to clean up after %s (the worker outlives the SIGTERM until the run ends)', async (what, status) => {
+    const spec = io(what === 'a stop' ? 0 : 800);
+    const run = pool.run({ ...spec, runId: `cleanup-${status}`, module: fixture('cleans-up.ts'), context: {} });
+    await eventually(() => expect(existsSync(spec.stdoutPath) && readFileSync(spec.stdoutPath, 'utf8')).toContain('working'));
+    if (what === 'a stop') run.stop('stop');
+    const result = await run.done;
+    expect(result.status).toBe(status);
+    expect(readFileSync(spec.stdoutPath, 'utf8')).toMatch(/info working\n.*info cleaned up\n$/);
+  });
+
   it('kills a job that ignores ctx.signal at its timeout, and the pool stays healthy', async () => {
     const run = pool.run({ ...io(1000), runId: 'r-3', module: fixture('ignores-signal.ts'), context: {} });
     await eventually(() => expect(run.pid).toBeGreaterThan(0));
