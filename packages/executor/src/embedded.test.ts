@@ -34,7 +34,7 @@ describe('createExecutor (embedded)', () => {
     });
     await executor.start();
     const info = JSON.parse((await admin.get(paths.executorPresence('emb', 'in-process'))).data!.toString()) as { handlers: string[] };
-    expect(info.handlers).toEqual(['announces-import', 'append', 'echo-context', 'fails', 'ignores-signal', 'sleeps']);
+    expect(info.handlers).toEqual(['announces-import', 'append', 'cleans-up', 'echo-context', 'fails', 'ignores-signal', 'sleeps']);
     // What the allocator and the job leader would write.
     const items = { 'in-process': [0, 1] };
     await admin.create(paths.jobAssignment('emb', 'ctx'), encodeJson({ epoch: 1, allocatorEpoch: 1, items, unassigned: [] }));

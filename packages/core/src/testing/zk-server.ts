@@ -15,6 +15,7 @@
  * keeps it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, mkdirSync, openSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -226,7 +227,10 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
     cfgFile,
   ];
 
-  const pidFile = join(dataDir, 'java.pid');
+  // One pid file per launch: a kept folder is used again by the next launch, and the watchdog of
+  // a stopped one (which reads its pid file once its parent is gone) must not find the new
+  // server's pid there and kill it.
+  const pidFile = join(dataDir, `java-${randomBytes(4).toString('hex')}.pid`);
   let pid = 0;
   let running = false;
   let exited: Promise<void> = Promise.resolve();
@@ -323,6 +327,7 @@ function launchMember(plan: MemberPlan, members: MemberPlan[], dir: string, opti
       }
       watchdog?.stdin?.destroy();
       if (!keep) rmSync(dataDir, { recursive: true, force: true });
+      else rmSync(pidFile, { force: true });
     },
   };
   (server as { start?: () => Promise<void> }).start = spawnJava;
