@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { paths } from '@orrery/core';
 import { eventually, freePort, startEnsemble, type ZooKeeperEnsemble } from '@orrery/core/testing';
 import { createNetNamespace, netnsUnavailable, startProcess, stopAllProcesses, type NetNamespace, type RunningProcess } from '../src/index.js';
-import { assertLedger, ledgerJob, waitRunning } from './chaos-support.js';
+import { assertLedger, ledgerJob, waitFailoverRerun, waitRunning } from './chaos-support.js';
 import { JOBS_DIR, NS, TOKEN, startCluster, waitIdle, type Cluster } from './executor-support.js';
 import { readLedger } from '../src/run-ledger.js';
 
@@ -95,13 +95,7 @@ describe.skipIf(unavailable !== undefined)('across hosts (network namespaces)', 
     const run = await waitRunning(ledger, 'east', 20_000);
     const cutAt = Date.now();
     hosts.get('east')!.cut();
-    let rerunAt = 0;
-    await eventually(() => {
-      const rerun = readLedger(ledger).runs.find((r) => r.trigger === 'failover' && r.item === run.item && r.fireTime === run.fireTime);
-      expect(rerun).toBeDefined();
-      expect(rerun!.executor).toBe('west');
-      rerunAt = rerun!.start;
-    }, { timeoutMs: 30_000, intervalMs: 50 });
+    const rerunAt = (await waitFailoverRerun(ledger, run, { executor: 'west' })).start;
     const fenced = readLedger(ledger).runs.find((r) => r.runId === run.runId)!;
     expect(fenced.ended).toBe(false);
     expect(fenced.lastSeen).toBeLessThan(rerunAt);
@@ -124,12 +118,7 @@ describe.skipIf(unavailable !== undefined)('across hosts (network namespaces)', 
     const westRun = await waitRunning(ledger, 'west', 20_000);
     const killedAt = Date.now();
     executors.get('west')!.kill('SIGKILL');
-    let westRerunAt = 0;
-    await eventually(() => {
-      const rerun = readLedger(ledger).runs.find((r) => r.trigger === 'failover' && r.item === westRun.item && r.fireTime === westRun.fireTime);
-      expect(rerun?.executor).toBe('east');
-      westRerunAt = rerun!.start;
-    }, { timeoutMs: 30_000, intervalMs: 50 });
+    const westRerunAt = (await waitFailoverRerun(ledger, westRun, { executor: 'east' })).start;
     const killed = readLedger(ledger).runs.find((r) => r.runId === westRun.runId)!;
     expect(killed.ended).toBe(false);
     expect(killed.lastSeen).toBeLessThan(westRerunAt);

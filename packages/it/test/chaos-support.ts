@@ -32,6 +32,20 @@ export async function waitRunning(ledger: string, executor: string, timeoutMs = 
   return run!;
 }
 
+/**
+ * Waits until the ledger shows the failover re-run of `run`'s fire (same item and fire time,
+ * trigger `failover`) — by `executor`, when given; resolves it.
+ */
+export async function waitFailoverRerun(ledger: string, run: LedgerRun, options: { executor?: string; timeoutMs?: number } = {}): Promise<LedgerRun> {
+  let rerun: LedgerRun | undefined;
+  await eventually(() => {
+    rerun = readLedger(ledger).runs.find((r) => r.trigger === 'failover' && r.item === run.item && r.fireTime === run.fireTime);
+    expect(rerun).toBeDefined();
+    if (options.executor !== undefined) expect(rerun!.executor).toBe(options.executor);
+  }, { timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 50 });
+  return rerun!;
+}
+
 /** Every whole second in [from, to): the fire times of a `* * * * * *` job. */
 export function everySecond(from: number, to: number): number[] {
   const out: number[] = [];
