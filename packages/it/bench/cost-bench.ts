@@ -5,20 +5,24 @@
  *
  * A step asks for `rate` runs per second as `rate ÷ shardsPerJob` Node jobs of `shardsPerJob`
  * shards on `* * * * * *`, handler `noop` (the job does nothing: Node jobs are the
- * coordination-bound case, every figure is Orrery's own cost). Each step gets a fresh ZooKeeper
- * root, fresh executor processes (`bench-1..n`) and a fresh allocator, all on one ZooKeeper for the
- * whole bench; the root is deleted after the step. Once two fires in a row ran every shard (steady
- * state, bounded), a window of whole seconds of fires is measured:
+ * coordination-bound case, every figure is Orrery's own cost). Each curve gets a fresh ZooKeeper
+ * root with its executor processes (`bench-1..n`) and an allocator, kept running from step to step,
+ * all on one ZooKeeper for the whole bench. A step creates its jobs, and once they are applied and
+ * two fires in a row ran every shard (steady state, bounded), a window of whole seconds of fires is
+ * measured:
  * - lateness (run start − fire time), missed and duplicate (job, shard, fire) from the executors'
  *   run records; runs achieved per second;
- * - CPU from /proc over exactly `windowSeconds` seconds, half a second ahead of the window's fires
- *   (a whole number of periods of a periodic load, so CPU ÷ runs is the cost of a run whatever the
- *   phase): each executor process (all its threads; its main thread — the event loop — apart),
+ * - CPU from /proc over exactly `windowSeconds` seconds, 700 ms ahead of the window's fires (a
+ *   whole number of periods of a periodic load, so CPU ÷ runs is the cost of a run whatever the
+ *   phase; and at that phase the fire before has completed and the next one's claims, at most
+ *   600 ms ahead, have not begun, so the interval holds the window's writes): each executor process (all its threads; its main thread — the event loop — apart),
  *   its child processes (the Node workers and the fence guard, see cost/proc.ts), the allocator,
  *   ZooKeeper's JVM, and the machine's busy time;
  * - ZooKeeper transactions (Zxid delta from `srvr`) and the bytes appended to its transaction log
  *   and snapshots (cost/zk-log.ts) over the same interval.
- * The curve stops after the first step that breaks down (lateness p99 above a second, or more than
+ * Then the step's jobs are disabled, let go by every executor and deleted, so each step runs on
+ * executors with nothing else to do and a ZooKeeper holding only its jobs. The curve stops after
+ * the first step that breaks down (lateness p99 above a second, or more than
  * 1 % of the window's runs missed); that step is reported too.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -51,7 +55,7 @@ export interface CostBenchOptions {
   shardsPerJob?: number;
   /** Node workers of all executors together (`--node-workers` = this ÷ executors, at least 2). Default 8. */
   nodeWorkers?: number;
-  /** At most this many seconds from the jobs being applied to steady state. Default 20. */
+  /** At most this many seconds from the jobs being applied to steady state. Default 12. */
   steadyTimeoutSeconds?: number;
   /** A step breaks down above this lateness p99 (ms). Default 1,000. */
   latenessP99LimitMs?: number;
@@ -102,9 +106,13 @@ export interface CostStep {
     /** The machine's busy cores (all processes) and how many cores it has. */
     machineBusy: number;
     machineCores: number;
-    /** Machine busy minus Orrery's processes: this bench's runner and whatever else runs on the machine. */
+    /** This bench's own process (idle in the window but for the samples). */
+    runner: number;
+    /** Machine busy minus Orrery's processes and the runner: whatever else runs on the machine. */
     other: number;
   };
+  /** Fires of the window's CPU interval that the executors did not run, by reason (their metric's delta). */
+  notRun: Record<string, number>;
   zookeeper: {
     transactions: number;
     transactionsPerRun: number;
@@ -144,19 +152,21 @@ export interface CostBenchResult {
   seconds: number;
 }
 
-interface StepEnv {
+interface CurveEnv {
   zk: ZkClient;
   dataDirs: string[];
   executors: RunningProcess[];
+  /** Each executor's HTTP endpoint (for /metrics). */
+  urls: string[];
   allocator: RunningProcess;
   close(): Promise<void>;
 }
 
 type JobSpec = Record<string, unknown> & { name: string };
 
-function makeJobs(count: number, shards: number): JobSpec[] {
+function makeJobs(prefix: string, count: number, shards: number): JobSpec[] {
   return Array.from({ length: count }, (_, i) => ({
-    name: `cost-${String(i).padStart(4, '0')}`,
+    name: `${prefix}-${String(i).padStart(4, '0')}`,
     type: 'node',
     handler: 'noop',
     cron: '* * * * * *',
@@ -165,8 +175,8 @@ function makeJobs(count: number, shards: number): JobSpec[] {
   }));
 }
 
-/** A fresh root with `jobs` (applied), `count` executors and an allocator; `close` stops them and deletes the root. */
-async function startStep(server: ZooKeeperServer, jobs: JobSpec[], count: number, workers: number): Promise<StepEnv> {
+/** A fresh root with `count` executors (`bench-1…`) and an allocator; `close` stops them and deletes the root. */
+async function startCurve(server: ZooKeeperServer, count: number, workers: number): Promise<CurveEnv> {
   const zk = createZkClient({ connect: server.connectString, root: uniqueRoot('bench-cost') });
   await zk.start();
   const dir = mkdtempSync(join(tmpdir(), 'orrery-bench-cost-'));
@@ -182,24 +192,55 @@ async function startStep(server: ZooKeeperServer, jobs: JobSpec[], count: number
   try {
     await createNamespace(zk, NS);
     await zk.mkdirp(paths.jobs(NS));
-    await Promise.all(jobs.map((j) => zk.create(paths.job(NS, j.name), encodeJson(parseJobConfig({ ...j, enabled: false })))));
     const names = Array.from({ length: count }, (_, i) => `bench-${i + 1}`);
     for (const name of names) {
-      executors.push(startProcess('orrery-executor', ['--zk', server.connectString, '--root', zk.options.root, '--namespace', NS, '--name', name, '--jobs', JOBS_DIR, '--data-dir', join(dir, name), '--log-level', 'warn', '--node-workers', String(workers)], {}, { echo: process.env.ORRERY_BENCH_ECHO === '1' }));
+      executors.push(startProcess('orrery-executor', ['--zk', server.connectString, '--root', zk.options.root, '--namespace', NS, '--name', name, '--jobs', JOBS_DIR, '--data-dir', join(dir, name), '--log-level', 'warn', '--node-workers', String(workers), '--http-port', '0', '--advertise-host', '127.0.0.1'], {}, { echo: process.env.ORRERY_BENCH_ECHO === '1' }));
     }
-    await eventually(async () => {
-      for (const name of names) if (!(await zk.exists(paths.executorPresence(NS, name)))) throw new Error(`no presence of ${name}`);
-    }, { timeoutMs: 60_000, intervalMs: 100 });
+    const urls = await eventually(async () => Promise.all(names.map(async (name) => {
+      const presence = JSON.parse((await zk.get(paths.executorPresence(NS, name))).data?.toString('utf8') ?? '{}') as { httpUrl?: string };
+      if (!presence.httpUrl) throw new Error(`no httpUrl in the presence of ${name}`);
+      return presence.httpUrl;
+    })), { timeoutMs: 60_000, intervalMs: 100 });
     allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', zk.options.root, '--log-level', 'warn']);
-    await Promise.all(jobs.map((j) => zk.set(paths.job(NS, j.name), encodeJson(parseJobConfig({ ...j, enabled: true })))));
-    await eventually(async () => {
-      const applied = await Promise.all(jobs.map((j) => zk.exists(paths.jobApplied(NS, j.name))));
-      if (applied.some((a) => !a)) throw new Error('not all applied yet');
-    }, { timeoutMs: 120_000, intervalMs: 200 });
-    return { zk, dataDirs: names.map((n) => join(dir, n)), executors, allocator, close };
+    return { zk, dataDirs: names.map((n) => join(dir, n)), executors, urls, allocator, close };
   } catch (error) {
     await close();
     throw error;
+  }
+}
+
+/** Creates the step's jobs enabled, and waits until every one is applied (its job leader wrote `applied`). */
+async function addJobs(env: CurveEnv, jobs: readonly JobSpec[]): Promise<void> {
+  await Promise.all(jobs.map((j) => env.zk.create(paths.job(NS, j.name), encodeJson(parseJobConfig({ ...j, enabled: true })))));
+  await eventually(async () => {
+    const applied = await Promise.all(jobs.map((j) => env.zk.exists(paths.jobApplied(NS, j.name))));
+    if (applied.some((a) => !a)) throw new Error('not all applied yet');
+  }, { timeoutMs: 120_000, intervalMs: 200 });
+}
+
+/** The named gauges of every executor's /metrics, summed. */
+async function gauges(urls: readonly string[], names: readonly string[]): Promise<number[]> {
+  const sums = names.map(() => 0);
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    names.forEach((name, i) => { sums[i]! += Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN); });
+  }
+  return sums;
+}
+
+/**
+ * Disables the step's jobs, waits until no executor holds a job or a run (their gauges
+ * `orrery_executor_jobs` and `orrery_executor_runs_in_progress` at 0), then deletes them: the next
+ * step starts on executors with nothing else to do, and a ZooKeeper database of its own jobs only.
+ */
+async function retireJobs(env: CurveEnv, jobs: readonly JobSpec[]): Promise<void> {
+  await Promise.all(jobs.map((j) => env.zk.set(paths.job(NS, j.name), encodeJson(parseJobConfig({ ...j, enabled: false })))));
+  await eventually(async () => {
+    const [held, running] = await gauges(env.urls, ['orrery_executor_jobs', 'orrery_executor_runs_in_progress']);
+    if (held !== 0 || running !== 0) throw new Error(`executors still hold ${held} jobs, ${running} runs`);
+  }, { timeoutMs: 60_000, intervalMs: 250 });
+  for (let i = 0; i < jobs.length; i += 50) {
+    await Promise.all(jobs.slice(i, i + 50).map((j) => env.zk.deleteRecursive(paths.job(NS, j.name))));
   }
 }
 
@@ -211,12 +252,28 @@ interface Sample {
   executorChildren: number[];
   allocator: number;
   zookeeper: number;
+  /** This process (the bench's runner). */
+  runner: number;
   zxid: number;
   disk: ZkDiskTotals;
+  /** Fires not run, by reason, summed over the executors (their `orrery_executor_fires_not_run_total`). */
+  notRun: Record<string, number>;
 }
 
-/** CPU first (all from /proc, within a few ms), then the Zxid and ZooKeeper's files. */
-async function sample(env: StepEnv, server: ZooKeeperServer, disk: ZkDiskMeter): Promise<Sample> {
+/** Sums each outcome of `orrery_executor_fires_not_run_total` over the executors' /metrics. */
+async function firesNotRun(urls: readonly string[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const m of text.matchAll(/^orrery_executor_fires_not_run_total\{outcome="([^"]+)"\} (\S+)$/gm)) {
+      out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+    }
+  }
+  return out;
+}
+
+/** CPU first (all from /proc, within a few ms), then the Zxid, ZooKeeper's files and the executors' metrics. */
+async function sample(env: CurveEnv, server: ZooKeeperServer, disk: ZkDiskMeter): Promise<Sample> {
   const at = performance.now();
   const procs = allProcesses();
   const machine = machineSeconds();
@@ -224,6 +281,7 @@ async function sample(env: StepEnv, server: ZooKeeperServer, disk: ZkDiskMeter):
   const executorMain = env.executors.map((e) => threadSeconds(e.pid));
   const alloc = processTreeSeconds(procs, env.allocator.pid);
   const zkTree = processTreeSeconds(procs, server.pid);
+  const own = process.cpuUsage();
   const zxid = await server.zxid();
   return {
     at, machine, executorMain,
@@ -231,10 +289,15 @@ async function sample(env: StepEnv, server: ZooKeeperServer, disk: ZkDiskMeter):
     executorChildren: trees.map((t) => t.children),
     allocator: alloc.self + alloc.children,
     zookeeper: zkTree.self,
+    runner: (own.user + own.system) / 1e6,
     zxid,
-    disk: disk.read(),
+    disk: disk.read(zxid),
+    notRun: await firesNotRun(env.urls),
   };
 }
+
+/** How long before a window's first fire (and its end) the samples are taken; see the module's note. */
+const SAMPLE_LEAD_MS = 700;
 
 const sleepUntil = (t: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
 
@@ -299,27 +362,34 @@ function runFigures(all: readonly RunRecordLite[], start: number, end: number, e
 interface StepPlan { rate: number; executors: number; workers: number; shardsPerJob: number; windowSeconds: number; steadyTimeoutSeconds: number; latenessP99LimitMs: number; missedLimit: number }
 
 /** One rate step (see the module's note). */
-async function measureStep(server: ZooKeeperServer, disk: ZkDiskMeter, plan: StepPlan): Promise<CostStep> {
+async function measureStep(server: ZooKeeperServer, env: CurveEnv, disk: ZkDiskMeter, plan: StepPlan, log: (line: string) => void): Promise<CostStep> {
   const jobCount = Math.ceil(plan.rate / plan.shardsPerJob);
   const shards = jobCount * plan.shardsPerJob;
-  const env = await startStep(server, makeJobs(jobCount, plan.shardsPerJob), plan.executors, plan.workers);
+  const prefix = `r${shards}`;
+  const jobs = makeJobs(prefix, jobCount, plan.shardsPerJob);
+  const t0 = Date.now();
   try {
+    await addJobs(env, jobs);
+    log(`cost: ${plan.executors} executor(s), ${shards} runs/s: applied in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const appliedAt = Date.now();
-    const records = new RunRecords(env.dataDirs);
+    const records = new RunRecords(env.dataDirs, `${prefix}-`);
     const firstFire = Math.ceil(appliedAt / 1000) * 1000;
     const steadyFire = await waitSteady(records, shards, firstFire, appliedAt + plan.steadyTimeoutSeconds * 1000);
     disk.read(); // catch up with the log so far: the samples then read only the window's records
-    const start = Math.max((steadyFire ?? 0) + 2000, Math.ceil((Date.now() + 600) / 1000) * 1000);
+    const start = Math.max((steadyFire ?? 0) + 2000, Math.ceil((Date.now() + SAMPLE_LEAD_MS + 100) / 1000) * 1000);
     const end = start + plan.windowSeconds * 1000;
-    await sleepUntil(start - 500);
+    await sleepUntil(start - SAMPLE_LEAD_MS);
     const a = await sample(env, server, disk);
-    await sleepUntil(end - 500);
+    await sleepUntil(end - SAMPLE_LEAD_MS);
     const b = await sample(env, server, disk);
     await waitWindowRecords(records, shards, start, end, end + 5000);
     const figures = runFigures(records.records, start, end, shards * plan.windowSeconds, plan.executors);
+    log(`cost: steady ${steadyFire !== undefined ? 'after' : 'not reached in'} ${((start - 2000 - appliedAt) / 1000).toFixed(1)} s; records read ${((Date.now() - end) / 1000).toFixed(1)} s after the window`);
     return stepResult(plan, jobCount, steadyFire !== undefined, (start - appliedAt) / 1000, figures, a, b);
   } finally {
-    await env.close();
+    const c0 = Date.now();
+    await retireJobs(env, jobs);
+    log(`cost: jobs disabled, let go and deleted in ${((Date.now() - c0) / 1000).toFixed(1)} s`);
   }
 }
 
@@ -346,8 +416,10 @@ function stepResult(plan: StepPlan, jobs: number, steady: boolean, secondsToWind
       busiestEventLoop: cpu.busiestEventLoop / seconds,
       machineBusy: cpu.machineBusy / seconds,
       machineCores: cpu.machineTotal / seconds,
-      other: (cpu.machineBusy - orrery) / seconds,
+      runner: (b.runner - a.runner) / seconds,
+      other: (cpu.machineBusy - orrery - (b.runner - a.runner)) / seconds,
     },
+    notRun: Object.fromEntries(Object.entries(b.notRun).map(([k, v]) => [k, v - (a.notRun[k] ?? 0)]).filter(([, v]) => v !== 0)),
     zookeeper: {
       transactions,
       transactionsPerRun: f.runs > 0 ? transactions / f.runs : NaN,
@@ -373,7 +445,7 @@ export async function runCostBench(options: CostBenchOptions = {}): Promise<Cost
     windowSeconds: options.windowSeconds ?? 15,
     shardsPerJob: options.shardsPerJob ?? 10,
     nodeWorkers: options.nodeWorkers ?? 8,
-    steadyTimeoutSeconds: options.steadyTimeoutSeconds ?? 20,
+    steadyTimeoutSeconds: options.steadyTimeoutSeconds ?? 12,
     latenessP99LimitMs: options.latenessP99LimitMs ?? 1000,
     missedLimit: options.missedLimit ?? 0.01,
   };
@@ -387,11 +459,16 @@ export async function runCostBench(options: CostBenchOptions = {}): Promise<Cost
       const c0 = Date.now();
       const workers = Math.max(2, Math.ceil(o.nodeWorkers / executors));
       const steps: CostStep[] = [];
-      for (const rate of o.rates) {
-        const step = await measureStep(server, disk, { ...o, rate, executors, workers });
-        log(`cost: ${executors} executor(s), ${step.rateAsked} runs/s: achieved ${step.achievedPerSecond.toFixed(0)}, p99 ${Math.round(step.lateness.p99)} ms, missed ${step.missed}, machine ${step.cores.machineBusy.toFixed(2)} cores${step.brokeDown ? ` — broke down (${step.breakdown.join('; ')})` : ''}`);
-        steps.push(step);
-        if (step.brokeDown) break;
+      const env = await startCurve(server, executors, workers);
+      try {
+        for (const rate of o.rates) {
+          const step = await measureStep(server, env, disk, { ...o, rate, executors, workers }, log);
+          log(`cost: ${executors} executor(s), ${step.rateAsked} runs/s: achieved ${step.achievedPerSecond.toFixed(0)}, p99 ${Math.round(step.lateness.p99)} ms, missed ${step.missed}, machine ${step.cores.machineBusy.toFixed(2)} cores${step.brokeDown ? ` — broke down (${step.breakdown.join('; ')})` : ''}`);
+          steps.push(step);
+          if (step.brokeDown) break;
+        }
+      } finally {
+        await env.close();
       }
       curves.push({ executors, nodeWorkersPerExecutor: workers, steps, seconds: (Date.now() - c0) / 1000 });
     }

@@ -16,7 +16,8 @@ export class RunRecords {
   readonly records: RunRecordLite[] = [];
   private readonly seen = new Set<string>();
 
-  constructor(private readonly dataDirs: readonly string[]) {}
+  /** Reads the records of the jobs whose names start with `jobPrefix`, in each executor's data dir. */
+  constructor(private readonly dataDirs: readonly string[], private readonly jobPrefix = '') {}
 
   /** Parses the records not seen yet that were created at or after `sinceMs`; returns how many. */
   scan(sinceMs: number): number {
@@ -24,6 +25,7 @@ export class RunRecords {
     for (const dataDir of this.dataDirs) {
       const runs = join(dataDir, 'runs');
       for (const job of safeList(runs)) {
+        if (!job.startsWith(this.jobPrefix)) continue;
         for (const f of safeList(join(runs, job))) {
           if (!f.endsWith('.json') || f.startsWith('.')) continue;
           const path = join(runs, job, f);

@@ -27,18 +27,53 @@ function costTable(curve: CostCurve): string[] {
 
 function coresTable(curve: CostCurve): string[] {
   const rows = [
-    '| runs/s asked | busiest event loop | executors | workers | allocator | ZooKeeper | machine busy (of cores) | other |',
-    '|---|---|---|---|---|---|---|---|',
+    '| runs/s asked | busiest event loop | executors | workers | allocator | ZooKeeper | bench runner | other | machine busy (of cores) |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (const s of curve.steps) {
     const c = s.cores;
-    rows.push(`| ${int(s.rateAsked)} | ${pct(c.busiestEventLoop)} | ${dec(c.executor)} | ${dec(c.workers)} | ${dec(c.allocator)} | ${dec(c.zookeeper)} | ${dec(c.machineBusy)} (of ${dec(c.machineCores, 1)}) | ${dec(c.other)} |`);
+    rows.push(`| ${int(s.rateAsked)} | ${pct(c.busiestEventLoop)} | ${dec(c.executor)} | ${dec(c.workers)} | ${dec(c.allocator)} | ${dec(c.zookeeper)} | ${dec(c.runner)} | ${dec(c.other)} | ${dec(c.machineBusy)} (of ${dec(c.machineCores, 1)}) |`);
   }
   return rows;
 }
 
+/** Cores of "other" (not Orrery, not the runner) from which a window counts as shared with other work. */
+const SHARED = 0.25;
+
+const notRun = (s: CostStep): string => {
+  const e = Object.entries(s.notRun);
+  return e.length === 0 ? 'no fire skipped by the executors' : `fires the executors skipped: ${e.map(([k, v]) => `${int(v)} ${k}`).join(', ')}`;
+};
+
 /** Orrery's CPU seconds per run, all its processes. */
 const totalMsPerRun = (s: CostStep): number => s.cpuMsPerRun.executor + s.cpuMsPerRun.workers + s.cpuMsPerRun.allocator + s.cpuMsPerRun.zookeeper;
+
+/** How busy a step that held kept the cores. */
+function load(s: CostStep): string {
+  const c = s.cores;
+  const shared = c.other >= SHARED ? ` (other processes on the machine: ${dec(c.other)})` : '';
+  return `the machine was ${dec(c.machineBusy)} of ${dec(c.machineCores, 1)} cores busy${shared}, the busiest event loop ${pct(c.busiestEventLoop)} of a core`;
+}
+
+/** Orrery's cores (all its processes) at a step. */
+const orreryCores = (s: CostStep): number => s.cores.executor + s.cores.workers + s.cores.allocator + s.cores.zookeeper;
+
+/**
+ * Orrery's CPU as a line through the two highest steps that held — a fixed part (pings, timers)
+ * plus a marginal cost per run — and where that line reaches the machine's cores.
+ */
+function extrapolation(held: readonly CostStep[], cores: number): string {
+  const last = held.at(-1);
+  if (!last) return '';
+  const at = ` At ${int(last.rateAsked)} runs/s Orrery spent ${dec(totalMsPerRun(last), 3)} ms of CPU per run in all its processes.`;
+  const prev = held.at(-2);
+  if (!prev) return at;
+  const marginal = (orreryCores(last) - orreryCores(prev)) / (last.achievedPerSecond - prev.achievedPerSecond);
+  if (!(marginal > 0)) return at;
+  const fixed = orreryCores(last) - marginal * last.achievedPerSecond;
+  const reach = (cores - fixed) / marginal;
+  return `${at} Between the two highest steps each extra run cost ${dec(marginal * 1000, 3)} ms: on a line, Orrery alone would fill the machine's ${cores} cores at ≈ ${int(reach)} runs/s.`;
+}
 
 /** What saturated at a step, from its core figures. */
 function saturation(s: CostStep): string {
@@ -48,8 +83,9 @@ function saturation(s: CostStep): string {
   if (c.machineBusy >= SATURATED * c.machineCores) {
     parts.push(`the machine's ${dec(c.machineCores, 0)} cores (${dec(c.machineBusy)} busy: executors ${dec(c.executor)}, workers ${dec(c.workers)}, ZooKeeper ${dec(c.zookeeper)}, allocator ${dec(c.allocator)}, other ${dec(c.other)})`);
   }
-  if (parts.length > 0) return `saturated: ${parts.join('; and ')}`;
-  return `no CPU saturated (machine ${dec(c.machineBusy)} of ${dec(c.machineCores, 1)} cores busy, busiest event loop ${pct(c.busiestEventLoop)}): the limit is not CPU time but waiting (ZooKeeper round trips or the worker hand-off)`;
+  const shared = c.other >= SHARED ? `; other processes on the machine took ${dec(c.other)} cores then, so this knee is lower than a quiet machine's` : '';
+  if (parts.length > 0) return `saturated: ${parts.join('; and ')}${shared}`;
+  return `no CPU saturated (machine ${dec(c.machineBusy)} of ${dec(c.machineCores, 1)} cores busy, busiest event loop ${pct(c.busiestEventLoop)}): the limit is not CPU time but waiting (ZooKeeper round trips or the worker hand-off)${shared}`;
 }
 
 function curveReading(curve: CostCurve, cores: number): string {
@@ -57,13 +93,12 @@ function curveReading(curve: CostCurve, cores: number): string {
   const held = curve.steps.filter((s) => !s.brokeDown);
   const broke = curve.steps.find((s) => s.brokeDown);
   const last = held.at(-1);
-  const ceiling = last ? (cores * 1000) / totalMsPerRun(last) : NaN;
-  const cost = last ? ` At ${int(last.rateAsked)} runs/s Orrery spent ${dec(totalMsPerRun(last), 3)} ms of CPU per run in all its processes, so ${cores} cores carry at most ≈ ${int(ceiling)} runs/s.` : '';
+  const cost = extrapolation(held, cores);
   if (!broke) {
-    return `- **${name}**: held every step up to ${int(last?.rateAsked ?? NaN)} runs/s (p99 ${int(last?.lateness.p99 ?? NaN)} ms): the knee is above the rates tried; at the top step ${last ? saturation(last) : '—'}.${cost}`;
+    return `- **${name}**: held every step up to ${int(last?.rateAsked ?? NaN)} runs/s (p99 ${int(last?.lateness.p99 ?? NaN)} ms): the knee is above the rates tried; at the top step ${last ? load(last) : '—'}.${cost}`;
   }
   const before = last ? `held up to ${int(last.rateAsked)} runs/s (p99 ${int(last.lateness.p99)} ms, ${pct(last.missedFraction)} missed)` : 'did not hold even the first step';
-  return `- **${name}**: ${before}; broke down at ${int(broke.rateAsked)} runs/s (${broke.breakdown.join('; ')}; achieved ${int(broke.achievedPerSecond)}/s). There ${saturation(broke)}.${cost}`;
+  return `- **${name}**: ${before}; broke down at ${int(broke.rateAsked)} runs/s (${broke.breakdown.join('; ')}; achieved ${int(broke.achievedPerSecond)}/s; ${notRun(broke)}). There ${saturation(broke)}.${cost}`;
 }
 
 function zkReading(result: CostBenchResult): string {
@@ -76,6 +111,14 @@ function zkReading(result: CostBenchResult): string {
   return `- ZooKeeper per run, over the steps that held: ${dec(Math.min(...tx))}–${dec(Math.max(...tx))} transactions (target ≤ 2: ${Math.max(...tx) <= 2.005 ? 'met' : 'not met'}), ${int(Math.min(...bytes))}–${int(Math.max(...bytes))} bytes appended to the transaction log; ${snaps} snapshot${snaps === 1 ? '' : 's'} written in those windows${mismatch > 0 ? `; in ${mismatch} step(s) the log's records differ from the Zxid delta (a record being written at a sample)` : ''}.`;
 }
 
+function integrity(result: CostBenchResult): string {
+  const steps = result.curves.flatMap((c) => c.steps);
+  const sum = (f: (s: CostStep) => number): number => steps.reduce((n, s) => n + f(s), 0);
+  const unsteady = steps.filter((s) => !s.steady).map((s) => `${int(s.rateAsked)}/s on ${s.runsPerExecutor.length}`);
+  const spread = result.curves.filter((c) => c.executors > 1).flatMap((c) => c.steps.map((s) => Math.max(...s.runsPerExecutor) / Math.max(1, Math.min(...s.runsPerExecutor))));
+  return `- In all ${steps.length} steps: ${int(sum((s) => s.duplicates))} duplicate runs, ${int(sum((s) => s.failed))} runs not succeeded${unsteady.length > 0 ? `; not steady within the bound (measured anyway): ${unsteady.join(', ')}` : '; every window began after two complete fires'}${spread.length > 0 ? `; with several executors the busiest ran at most ${dec(Math.max(...spread))} × the runs of the least busy` : ''}.`;
+}
+
 /** Markdown for BENCHMARKS.md (no heading): settings, the tables of each curve, the reading. */
 export function renderCost(result: CostBenchResult): string {
   const s = result.settings;
@@ -86,11 +129,12 @@ export function renderCost(result: CostBenchResult): string {
   for (const curve of result.curves) {
     out.push(`**${curve.executors === 1 ? '1 executor' : `${curve.executors} executors sharing one ZooKeeper`}** (\`--node-workers ${curve.nodeWorkersPerExecutor}\` each). Cost per run:`, '');
     out.push(...costTable(curve), '');
-    out.push('Cores busy in the window (CPU seconds per second; "other" is the machine\'s busy time outside Orrery\'s processes: this bench\'s runner and anything else running):', '');
+    out.push('Cores busy in the window (CPU seconds per second; "other" is the machine\'s busy time outside Orrery\'s processes and this bench\'s runner: anything else running on the machine):', '');
     out.push(...coresTable(curve), '');
   }
   out.push('Node no-op jobs are the coordination-bound case: the job does nothing, so every figure is Orrery\'s own cost per run — the claim and the completion in ZooKeeper, the hand-off to a Node worker, the run record on the executor\'s disk.');
   for (const curve of result.curves) out.push(curveReading(curve, result.machine.cores));
   out.push(zkReading(result));
+  out.push(integrity(result));
   return out.join('\n');
 }

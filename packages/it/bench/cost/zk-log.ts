@@ -6,7 +6,9 @@
  * meter walks their records instead. A log file is a 16-byte header (magic, version, dbid), then
  * records of `crc (8 bytes) · length (4, big-endian) · txn (length bytes) · 0x42`; the zeros of the
  * preallocation (length 0) end it. Each file is read from where the last reading stopped, so a
- * reading costs the bytes appended since. Snapshots are counted by their files' sizes (one being
+ * reading costs the bytes appended since. A reading can stop at a Zxid (each record's transaction
+ * header holds it: client id, cxid, then the zxid), so that it counts exactly the transactions a
+ * `srvr` Zxid read just before covers. Snapshots are counted by their files' sizes (one being
  * written counts what it has so far).
  */
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
@@ -33,7 +35,8 @@ export class ZkDiskMeter {
 
   constructor(private readonly versionDir: string) {}
 
-  read(): ZkDiskTotals {
+  /** Totals up to the record of Zxid `upTo` (default: all written). */
+  read(upTo = Number.MAX_SAFE_INTEGER): ZkDiskTotals {
     const totals: ZkDiskTotals = { logBytes: 0, logRecords: 0, snapshotBytes: 0, snapshots: 0 };
     for (const name of readdirSync(this.versionDir)) {
       const path = join(this.versionDir, name);
@@ -42,7 +45,7 @@ export class ZkDiskMeter {
         totals.snapshotBytes += statSync(path).size;
       } else if (name.startsWith('log.')) {
         const f = this.files.get(name) ?? { end: HEADER, bytes: 0, records: 0 };
-        this.walk(path, f);
+        this.walk(path, f, upTo);
         this.files.set(name, f);
         totals.logBytes += f.bytes;
         totals.logRecords += f.records;
@@ -51,7 +54,7 @@ export class ZkDiskMeter {
     return totals;
   }
 
-  private walk(path: string, f: { end: number; bytes: number; records: number }): void {
+  private walk(path: string, f: { end: number; bytes: number; records: number }, upTo: number): void {
     const fd = openSync(path, 'r');
     try {
       let buf = Buffer.alloc(CHUNK);
@@ -64,6 +67,7 @@ export class ZkDiskMeter {
           const size = 8 + 4 + length + 1;
           if (at + size > got) break; // past this chunk (or not all written yet)
           if (buf[at + size - 1] !== END_OF_RECORD) return; // being written
+          if (length >= 20 && Number(buf.readBigInt64BE(at + 24)) > upTo) return; // after the Zxid asked for
           at += size;
           f.end += size;
           f.bytes += size;
