@@ -45,7 +45,7 @@ const NS = 'bench';
 
 /** Options of {@link runCostBench}. */
 export interface CostBenchOptions {
-  /** Runs per second asked, in order; default 100, 250, 500, 1,000, 2,000, 4,000. */
+  /** Runs per second asked, in order; default 100, 500, 1,000, 1,500, 2,000, 3,000, 4,000. */
   rates?: readonly number[];
   /** One curve per entry: how many executor processes share the load. Default [1, 4]. */
   executors?: readonly number[];
@@ -132,6 +132,8 @@ export interface CostCurve {
   executors: number;
   nodeWorkersPerExecutor: number;
   steps: CostStep[];
+  /** Present when the curve ended on an error (the steps before it are kept). */
+  error?: string;
   /** Seconds the curve took. */
   seconds: number;
 }
@@ -264,7 +266,8 @@ interface Sample {
 async function firesNotRun(urls: readonly string[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const url of urls) {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const text = await fetch(`${url}/metrics`).then((r) => r.text()).catch(() => '');
+    if (!text) out.unreadable = (out.unreadable ?? 0) + 1; // an executor that does not answer: said, not hidden
     for (const m of text.matchAll(/^orrery_executor_fires_not_run_total\{outcome="([^"]+)"\} (\S+)$/gm)) {
       out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
     }
@@ -440,7 +443,7 @@ function stepResult(plan: StepPlan, jobs: number, steady: boolean, secondsToWind
  */
 export async function runCostBench(options: CostBenchOptions = {}): Promise<CostBenchResult> {
   const o = {
-    rates: options.rates ?? [100, 250, 500, 1000, 2000, 4000],
+    rates: options.rates ?? [100, 500, 1000, 1500, 2000, 3000, 4000],
     executors: options.executors ?? [1, 4],
     windowSeconds: options.windowSeconds ?? 15,
     shardsPerJob: options.shardsPerJob ?? 10,
@@ -459,18 +462,25 @@ export async function runCostBench(options: CostBenchOptions = {}): Promise<Cost
       const c0 = Date.now();
       const workers = Math.max(2, Math.ceil(o.nodeWorkers / executors));
       const steps: CostStep[] = [];
-      const env = await startCurve(server, executors, workers);
+      let error: string | undefined;
       try {
-        for (const rate of o.rates) {
-          const step = await measureStep(server, env, disk, { ...o, rate, executors, workers }, log);
-          log(`cost: ${executors} executor(s), ${step.rateAsked} runs/s: achieved ${step.achievedPerSecond.toFixed(0)}, p99 ${Math.round(step.lateness.p99)} ms, missed ${step.missed}, machine ${step.cores.machineBusy.toFixed(2)} cores${step.brokeDown ? ` — broke down (${step.breakdown.join('; ')})` : ''}`);
-          steps.push(step);
-          if (step.brokeDown) break;
+        const env = await startCurve(server, executors, workers);
+        try {
+          for (const rate of o.rates) {
+            const step = await measureStep(server, env, disk, { ...o, rate, executors, workers }, log);
+            log(`cost: ${executors} executor(s), ${step.rateAsked} runs/s: achieved ${step.achievedPerSecond.toFixed(0)}, p99 ${Math.round(step.lateness.p99)} ms, missed ${step.missed}, machine ${step.cores.machineBusy.toFixed(2)} cores${step.brokeDown ? ` — broke down (${step.breakdown.join('; ')})` : ''}`);
+            steps.push(step);
+            if (step.brokeDown) break;
+          }
+        } finally {
+          await env.close();
         }
-      } finally {
-        await env.close();
+      } catch (e) {
+        // The curve ends here; its steps so far and the other curves still count.
+        error = e instanceof Error ? e.message : String(e);
+        log(`cost: the ${executors}-executor curve failed: ${error}`);
       }
-      curves.push({ executors, nodeWorkersPerExecutor: workers, steps, seconds: (Date.now() - c0) / 1000 });
+      curves.push({ executors, nodeWorkersPerExecutor: workers, steps, ...(error !== undefined ? { error } : {}), seconds: (Date.now() - c0) / 1000 });
     }
     return {
       settings: {

@@ -12,6 +12,7 @@ export interface RunRecordLite { job: string; item: number; executor: string; fi
 /** Key of one (job, shard, fire time). */
 export const runKey = (r: { job: string; item: number; fireTime: number }): string => `${r.job}#${r.item}@${r.fireTime}`;
 
+/** The run records of some executors' data dirs, parsed once each as they appear (see the module's note). */
 export class RunRecords {
   readonly records: RunRecordLite[] = [];
   private readonly seen = new Set<string>();

@@ -7,6 +7,8 @@ import type { CostBenchResult, CostCurve, CostStep } from '../cost-bench.js';
 
 const int = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString('en') : '—');
 const dec = (v: number, digits = 2): string => (Number.isFinite(v) ? v.toFixed(digits) : '—');
+/** "Other" is a difference of two clocks read a few ms apart: within ±0.05 cores it is noise. */
+const other = (v: number): string => (Math.abs(v) < 0.05 ? '≈ 0' : dec(v));
 const pct = (v: number): string => (Number.isFinite(v) ? `${(v * 100).toFixed(v > 0 && v < 0.001 ? 3 : 1)} %` : '—');
 
 /** A busy share from which a part counts as saturated: of one core for an event loop, of all cores for the machine. */
@@ -32,7 +34,7 @@ function coresTable(curve: CostCurve): string[] {
   ];
   for (const s of curve.steps) {
     const c = s.cores;
-    rows.push(`| ${int(s.rateAsked)} | ${pct(c.busiestEventLoop)} | ${dec(c.executor)} | ${dec(c.workers)} | ${dec(c.allocator)} | ${dec(c.zookeeper)} | ${dec(c.runner)} | ${dec(c.other)} | ${dec(c.machineBusy)} (of ${dec(c.machineCores, 1)}) |`);
+    rows.push(`| ${int(s.rateAsked)} | ${pct(c.busiestEventLoop)} | ${dec(c.executor)} | ${dec(c.workers)} | ${dec(c.allocator)} | ${dec(c.zookeeper)} | ${dec(c.runner)} | ${other(c.other)} | ${dec(c.machineBusy)} (of ${dec(c.machineCores, 1)}) |`);
   }
   return rows;
 }
@@ -40,9 +42,18 @@ function coresTable(curve: CostCurve): string[] {
 /** Cores of "other" (not Orrery, not the runner) from which a window counts as shared with other work. */
 const SHARED = 0.25;
 
+/** What each reason of a skipped fire means (the executor's `fire:skipped` reasons). */
+const SKIP_MEANING: Record<string, string> = {
+  'overlap-skipped': 'the shard\'s previous run was still in progress — claimed, waiting for a worker or running — at the next fire time',
+  misfire: 'the fire could no longer start on time (policy skip: more than a second late)',
+  'not-connected': 'no ZooKeeper session at the fire',
+  unreadable: 'an executor\'s /metrics did not answer at a sample',
+};
+
 const notRun = (s: CostStep): string => {
   const e = Object.entries(s.notRun);
-  return e.length === 0 ? 'no fire skipped by the executors' : `fires the executors skipped: ${e.map(([k, v]) => `${int(v)} ${k}`).join(', ')}`;
+  const meaning = (k: string): string => (SKIP_MEANING[k] ? ` (${SKIP_MEANING[k]})` : '');
+  return e.length === 0 ? 'no fire skipped by the executors' : `fires the executors skipped: ${e.map(([k, v]) => `${int(v)} ${k}${meaning(k)}`).join(', ')}`;
 };
 
 /** Orrery's CPU seconds per run, all its processes. */
@@ -72,20 +83,19 @@ function extrapolation(held: readonly CostStep[], cores: number): string {
   if (!(marginal > 0)) return at;
   const fixed = orreryCores(last) - marginal * last.achievedPerSecond;
   const reach = (cores - fixed) / marginal;
-  return `${at} Between the two highest steps each extra run cost ${dec(marginal * 1000, 3)} ms: on a line, Orrery alone would fill the machine's ${cores} cores at ≈ ${int(reach)} runs/s.`;
+  return `${at} Through the two highest steps its CPU is a line of ${dec(fixed)} cores fixed plus ${dec(marginal * 1000, 3)} ms per run: Orrery alone would fill the machine's ${cores} cores at ≈ ${int(reach)} runs/s.`;
 }
 
 /** What saturated at a step, from its core figures. */
 function saturation(s: CostStep): string {
   const c = s.cores;
-  const parts: string[] = [];
-  if (c.busiestEventLoop >= SATURATED) parts.push(`the executor's event loop (its main thread busy ${pct(c.busiestEventLoop)} of a core)`);
-  if (c.machineBusy >= SATURATED * c.machineCores) {
-    parts.push(`the machine's ${dec(c.machineCores, 0)} cores (${dec(c.machineBusy)} busy: executors ${dec(c.executor)}, workers ${dec(c.workers)}, ZooKeeper ${dec(c.zookeeper)}, allocator ${dec(c.allocator)}, other ${dec(c.other)})`);
-  }
+  const loop = c.busiestEventLoop >= SATURATED ? 'saturated' : c.busiestEventLoop >= 0.5 ? 'near saturation, as its work comes in one burst per fire' : 'not saturated';
+  const machine = c.machineBusy >= SATURATED * c.machineCores ? 'saturated' : 'not saturated';
   const shared = c.other >= SHARED ? `; other processes on the machine took ${dec(c.other)} cores then, so this knee is lower than a quiet machine's` : '';
-  if (parts.length > 0) return `saturated: ${parts.join('; and ')}${shared}`;
-  return `no CPU saturated (machine ${dec(c.machineBusy)} of ${dec(c.machineCores, 1)} cores busy, busiest event loop ${pct(c.busiestEventLoop)}): the limit is not CPU time but waiting (ZooKeeper round trips or the worker hand-off)${shared}`;
+  const verdict = loop === 'not saturated' && machine === 'not saturated'
+    ? ': no CPU was saturated, so the limit is waiting (ZooKeeper round trips, the worker hand-off), not CPU time'
+    : '';
+  return `the busiest executor's event loop was busy ${pct(c.busiestEventLoop)} of a core (${loop}); the machine's ${dec(c.machineCores, 0)} cores ${dec(c.machineBusy)} busy (${machine}: executors ${dec(c.executor)}, workers ${dec(c.workers)}, ZooKeeper ${dec(c.zookeeper)}, allocator ${dec(c.allocator)}, other ${other(c.other)})${verdict}${shared}`;
 }
 
 function curveReading(curve: CostCurve, cores: number): string {
@@ -101,6 +111,17 @@ function curveReading(curve: CostCurve, cores: number): string {
   return `- **${name}**: ${before}; broke down at ${int(broke.rateAsked)} runs/s (${broke.breakdown.join('; ')}; achieved ${int(broke.achievedPerSecond)}/s; ${notRun(broke)}). There ${saturation(broke)}.${cost}`;
 }
 
+/** The curves side by side at the highest rate all of them held. */
+function comparison(curves: readonly CostCurve[]): string | undefined {
+  if (curves.length < 2) return undefined;
+  const rates = curves.map((c) => new Set(c.steps.filter((s) => !s.brokeDown).map((s) => s.rateAsked)));
+  const common = [...rates[0]!].filter((r) => rates.every((set) => set.has(r))).sort((a, b) => a - b).at(-1);
+  if (common === undefined) return undefined;
+  const at = curves.map((c) => ({ c, s: c.steps.find((s) => s.rateAsked === common)! }));
+  const list = at.map(({ c, s }) => `${c.executors} executor${c.executors === 1 ? '' : 's'}: ${dec(totalMsPerRun(s), 3)} ms (executor processes ${dec(s.cpuMsPerRun.executor, 3)}, their busiest event loop ${pct(s.cores.busiestEventLoop)} of a core)`).join('; ');
+  return `- At ${int(common)} runs/s, the highest rate every curve held, Orrery's CPU per run was ${list}. Several executors spread the event-loop work, but on one machine they share its cores, and each carries a fixed cost of its own.`;
+}
+
 function zkReading(result: CostBenchResult): string {
   const steps = result.curves.flatMap((c) => c.steps.filter((s) => !s.brokeDown));
   if (steps.length === 0) return '- ZooKeeper per run: no step held, so no steady figure.';
@@ -108,15 +129,15 @@ function zkReading(result: CostBenchResult): string {
   const bytes = steps.map((s) => s.zookeeper.logBytesPerRun).filter(Number.isFinite);
   const mismatch = steps.filter((s) => s.zookeeper.logRecords !== s.zookeeper.transactions).length;
   const snaps = steps.reduce((n, s) => n + s.zookeeper.snapshotsWritten, 0);
-  return `- ZooKeeper per run, over the steps that held: ${dec(Math.min(...tx))}–${dec(Math.max(...tx))} transactions (target ≤ 2: ${Math.max(...tx) <= 2.005 ? 'met' : 'not met'}), ${int(Math.min(...bytes))}–${int(Math.max(...bytes))} bytes appended to the transaction log; ${snaps} snapshot${snaps === 1 ? '' : 's'} written in those windows${mismatch > 0 ? `; in ${mismatch} step(s) the log's records differ from the Zxid delta (a record being written at a sample)` : ''}.`;
+  return `- ZooKeeper per run, over the steps that held: ${dec(Math.min(...tx))}–${dec(Math.max(...tx))} transactions (target ≤ 2 per run: ${Math.max(...tx) <= 2.005 ? 'met' : 'not met'}), ${int(Math.min(...bytes))}–${int(Math.max(...bytes))} bytes appended to the transaction log; ${snaps} snapshot${snaps === 1 ? '' : 's'} written in those windows${mismatch > 0 ? `; in ${mismatch} step(s) the log's records differ from the Zxid delta (a record being written at a sample)` : ''}.`;
 }
 
 function integrity(result: CostBenchResult): string {
   const steps = result.curves.flatMap((c) => c.steps);
   const sum = (f: (s: CostStep) => number): number => steps.reduce((n, s) => n + f(s), 0);
   const unsteady = steps.filter((s) => !s.steady).map((s) => `${int(s.rateAsked)}/s on ${s.runsPerExecutor.length}`);
-  const spread = result.curves.filter((c) => c.executors > 1).flatMap((c) => c.steps.map((s) => Math.max(...s.runsPerExecutor) / Math.max(1, Math.min(...s.runsPerExecutor))));
-  return `- In all ${steps.length} steps: ${int(sum((s) => s.duplicates))} duplicate runs, ${int(sum((s) => s.failed))} runs not succeeded${unsteady.length > 0 ? `; not steady within the bound (measured anyway): ${unsteady.join(', ')}` : '; every window began after two complete fires'}${spread.length > 0 ? `; with several executors the busiest ran at most ${dec(Math.max(...spread))} × the runs of the least busy` : ''}.`;
+  const spread = result.curves.filter((c) => c.executors > 1).flatMap((c) => c.steps.filter((s) => !s.brokeDown).map((s) => Math.max(...s.runsPerExecutor) / Math.max(1, Math.min(...s.runsPerExecutor))));
+  return `- In all ${steps.length} steps: ${int(sum((s) => s.duplicates))} duplicate runs, ${int(sum((s) => s.failed))} runs not succeeded${unsteady.length > 0 ? `; not steady within the bound (measured anyway): ${unsteady.join(', ')}` : '; every window began after two complete fires'}${spread.length > 0 ? `; with several executors, in the steps that held, the busiest ran at most ${dec(Math.max(...spread))} × the runs of the least busy` : ''}.`;
 }
 
 /** Markdown for BENCHMARKS.md (no heading): settings, the tables of each curve, the reading. */
@@ -129,11 +150,14 @@ export function renderCost(result: CostBenchResult): string {
   for (const curve of result.curves) {
     out.push(`**${curve.executors === 1 ? '1 executor' : `${curve.executors} executors sharing one ZooKeeper`}** (\`--node-workers ${curve.nodeWorkersPerExecutor}\` each). Cost per run:`, '');
     out.push(...costTable(curve), '');
+    if (curve.error) out.push(`The curve ended on an error after ${curve.steps.length} step(s): ${curve.error.split('\n')[0]}`, '');
     out.push('Cores busy in the window (CPU seconds per second; "other" is the machine\'s busy time outside Orrery\'s processes and this bench\'s runner: anything else running on the machine):', '');
     out.push(...coresTable(curve), '');
   }
   out.push('Node no-op jobs are the coordination-bound case: the job does nothing, so every figure is Orrery\'s own cost per run — the claim and the completion in ZooKeeper, the hand-off to a Node worker, the run record on the executor\'s disk.');
   for (const curve of result.curves) out.push(curveReading(curve, result.machine.cores));
+  const compared = comparison(result.curves);
+  if (compared) out.push(compared);
   out.push(zkReading(result));
   out.push(integrity(result));
   return out.join('\n');
