@@ -1,0 +1,144 @@
+/**
+ * The scale bench's processes: executor hosts (executor-host.ts, several embedded executors in one
+ * Node process) and their log events; memory figures from /proc.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { stdioWithoutSockets } from '@orrery/core';
+import type { HostSettings } from './executor-host.js';
+
+const HOST_SCRIPT = fileURLToPath(new URL('./executor-host.ts', import.meta.url));
+const SOURCE_CONDITION = '--conditions=@orrery/source';
+
+/** A log line the bench acts on: its time (pino's, epoch ms), message, executor and job. */
+export interface LogEvent { time: number; msg: string; executor?: string; job?: string; epoch?: number }
+
+/** Messages kept from the executors' logs (the rest is dropped as it comes, to bound memory). */
+const KEPT = new Set(['assignment applied', 'job schedule changed', 'host started', 'host could not start', 'executor error']);
+
+/** Parses one JSON log line into a {@link LogEvent}; undefined for anything else. */
+export function parseLogLine(line: string): LogEvent | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const v = JSON.parse(line) as { time?: number; msg?: string; executor?: string; job?: string; epoch?: number };
+    if (typeof v.time !== 'number' || typeof v.msg !== 'string') return undefined;
+    return { time: v.time, msg: v.msg, ...(v.executor ? { executor: v.executor } : {}), ...(v.job ? { job: v.job } : {}), ...(typeof v.epoch === 'number' ? { epoch: v.epoch } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A running executor host. */
+export interface ExecutorHost {
+  readonly pid: number;
+  readonly names: readonly string[];
+  /** Kept events, in arrival order. */
+  readonly events: LogEvent[];
+  /** The last lines of any kind (for error messages). */
+  tail(): string[];
+  /** Resolves once every instance registered; rejects if the host fails or exits first. */
+  readonly started: Promise<void>;
+  /** Shuts the named instances down gracefully; resolves when they are closed. */
+  shutdown(names: readonly string[]): Promise<void>;
+  /** SIGTERM (the host closes its instances), SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Starts an executor host running `settings.names`. */
+export function startExecutorHost(settings: HostSettings, tsxLoader: string): ExecutorHost {
+  const options = process.env.NODE_OPTIONS ?? '';
+  const env = { ...process.env, NODE_OPTIONS: options.split(/\s+/).includes(SOURCE_CONDITION) ? options : `${options} ${SOURCE_CONDITION}`.trim() };
+  const child: ChildProcess = spawn(process.execPath, ['--import', tsxLoader, HOST_SCRIPT, JSON.stringify(settings)], {
+    stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']),
+    env,
+  });
+  if (child.pid === undefined) throw new Error('could not start an executor host');
+  const events: LogEvent[] = [];
+  const last: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let onStarted: (() => void) | undefined;
+  const started = new Promise<void>((resolve, reject) => {
+    onStarted = resolve;
+    void exited.then((code) => reject(new Error(`executor host ${child.pid} exited (${code}) before it started; last lines:\n${last.join('\n')}`)));
+  });
+  started.catch(() => undefined);
+  const onLine = (line: string): void => {
+    last.push(line);
+    if (last.length > 30) last.shift();
+    const e = parseLogLine(line);
+    if (!e || !KEPT.has(e.msg)) return;
+    events.push(e);
+    if (e.msg === 'host started') onStarted?.();
+  };
+  createInterface({ input: child.stdout! }).on('line', onLine);
+  createInterface({ input: child.stderr! }).on('line', onLine);
+  const closedWaiters: Array<(names: string[]) => void> = [];
+  child.on('message', (m: { closed?: string[] }) => {
+    if (m.closed) for (const w of closedWaiters.splice(0)) w(m.closed);
+  });
+  return {
+    pid: child.pid,
+    names: settings.names,
+    events,
+    tail: () => [...last],
+    started,
+    shutdown(names) {
+      if (names.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        closedWaiters.push(() => resolve());
+        child.send({ close: names });
+      });
+    },
+    async stop(graceMs = 20_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** A process's resident memory now and its peak (VmHWM), in MB; undefined once it is gone. */
+export function processMemory(pid: number): { rssMb: number; peakMb: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+    return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live descendant of `pid` (children, their children, …), from /proc. */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const c of children.get(queue.shift()!) ?? []) {
+      out.push(c);
+      queue.push(c);
+    }
+  }
+  return out;
+}
+
+/** The resident memory (MB) of `pid`'s descendants together, now. */
+export function descendantsRssMb(pid: number): number {
+  return descendants(pid).reduce((sum, p) => sum + (processMemory(p)?.rssMb ?? 0), 0);
+}
