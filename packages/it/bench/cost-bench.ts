@@ -236,7 +236,8 @@ async function gauges(urls: readonly string[], names: readonly string[]): Promis
  * step starts on executors with nothing else to do, and a ZooKeeper database of its own jobs only.
  */
 async function retireJobs(env: CurveEnv, jobs: readonly JobSpec[]): Promise<void> {
-  await Promise.all(jobs.map((j) => env.zk.set(paths.job(NS, j.name), encodeJson(parseJobConfig({ ...j, enabled: false })))));
+  // A job the step could not create (it failed while adding them) has nothing to disable.
+  await Promise.all(jobs.map((j) => env.zk.set(paths.job(NS, j.name), encodeJson(parseJobConfig({ ...j, enabled: false }))).catch(() => undefined)));
   await eventually(async () => {
     const [held, running] = await gauges(env.urls, ['orrery_executor_jobs', 'orrery_executor_runs_in_progress']);
     if (held !== 0 || running !== 0) throw new Error(`executors still hold ${held} jobs, ${running} runs`);
