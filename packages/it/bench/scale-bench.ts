@@ -117,7 +117,7 @@ export interface ScaleBenchResult {
   settings: Required<ScaleBenchOptions> & { jobType: string; embeddedSessionSeconds: number };
   setup: { writeSeconds: number; executorsStartSeconds: number };
   allocation: {
-    /** Allocator spawn → the last job's first `applied` (the job leaders' log times). */
+    /** Allocator spawn → the last job's `applied` created (the nodes' ctime, the server's clock). */
     wallMs: number;
     /** Allocator spawn → every `applied` seen on ZooKeeper by polling (an upper bound). */
     zkSeenMs: number;
@@ -126,7 +126,7 @@ export interface ScaleBenchResult {
     jobsWritten: number;
     /**
      * Ms from the allocator's spawn: it became leader; its first round was written (log times);
-     * the first, the median and the last job's first `applied` (the job leaders' log times).
+     * the first, the median and the last job's `applied` created (the nodes' ctime).
      */
     timeline: { leaderMs: number; firstRoundMs: number; firstAppliedMs: number; medianAppliedMs: number; lastAppliedMs: number };
     /** `allocate()` on the same cluster in this process: first call, and the median of 5 after it. */
@@ -141,6 +141,8 @@ export interface ScaleBenchResult {
   configChange: Measured<{ trials: number; holders: number; perExecutor: Distribution; perTrial: Distribution; writeMs: Distribution; missing: number }>;
   failover: Measured<FailoverScaleRow[]>;
   memory: Array<{ what: string; processes: number; peakMb: number; rssMb: number }>;
+  /** ZooKeeper connection trouble the executors logged over the run: links suspended, sessions lost. */
+  connection: { suspended: number; lost: number };
   totalSeconds: number;
 }
 
@@ -220,12 +222,30 @@ async function pendingJobs(zk: ZkClient, names: readonly string[], live?: Readon
   return pending;
 }
 
+/** Each job's `applied` creation time (its ctime: the server's clock, this machine's). */
+async function appliedCreated(zk: ZkClient, names: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  await pool(names.length, CONCURRENCY, async (i) => {
+    const stat = await zk.exists(paths.jobApplied(NS, names[i]!));
+    if (stat) out.set(names[i]!, stat.ctime);
+  });
+  return out;
+}
+
+/** Throws when an executor host died: the rest of the run would measure a broken platform. */
+function assertHostsAlive(p: Platform): void {
+  const failure = p.hosts.map((h) => h.failure()).find((f) => f !== undefined);
+  if (failure) throw new Error(failure);
+}
+
 /** Resolves once every job of `names` is applied (see {@link pendingJobs}), confirmed by a full pass. */
-async function waitApplied(zk: ZkClient, names: readonly string[], timeoutMs: number, live?: ReadonlySet<string>): Promise<number> {
+async function waitApplied(p: Platform, names: readonly string[], timeoutMs: number, live?: ReadonlySet<string>): Promise<number> {
+  const { zk } = p;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let pending = [...names];
     while (pending.length > 0) {
+      assertHostsAlive(p);
       if (Date.now() > deadline) throw new Error(`${pending.length} jobs not applied within ${timeoutMs / 1000} s (e.g. ${pending.slice(0, 3).join(', ')})`);
       pending = await pendingJobs(zk, pending, live);
       if (pending.length > 0) await new Promise((r) => setTimeout(r, 200));
@@ -554,8 +574,8 @@ function spread(names: readonly string[], hosts: number): string[][] {
 }
 
 const DEFAULTS: Required<ScaleBenchOptions> = {
-  jobs: 10_000, shards: 3, executors: 100, realExecutors: 2, hosts: 4, compareExecutors: 20,
-  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 5, tickMs: 500,
+  jobs: 10_000, shards: 3, executors: 100, realExecutors: 2, hosts: 10, compareExecutors: 20,
+  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, tickMs: 500,
 };
 
 /**
@@ -599,8 +619,15 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     const embedded = Array.from({ length: o.executors - o.realExecutors }, (_, i) => `exec-${String(i).padStart(3, '0')}`);
     const e0 = performance.now();
     const tsx = import.meta.resolve('tsx');
-    p.hosts = spread(embedded, o.hosts).map((names) => startExecutorHost({ zk: server.connectString, root, namespace: NS, names, dataDir: dir, jobsDir: JOBS_DIR, sessionTimeoutMs: 10_000, nodeWorkers: 1, startConcurrency: 4 }, tsx));
-    await Promise.all([...p.hosts.map((h) => h.started), ...realNames.map((n) => p.startReal(n))]);
+    // One host after another, two instances at a time: started all at once, a hundred instances
+    // (each spawning its job discovery child and a Node worker) starve the two cores for seconds,
+    // sessions time out and the first executors fence themselves before they ever run.
+    for (const names of spread(embedded, o.hosts)) {
+      const host = startExecutorHost({ zk: server.connectString, root, namespace: NS, names, dataDir: dir, jobsDir: JOBS_DIR, sessionTimeoutMs: 10_000, nodeWorkers: 1, startConcurrency: 2 }, tsx);
+      p.hosts.push(host);
+      await host.started;
+    }
+    for (const name of realNames) await p.startReal(name);
     const executorsStartSeconds = (performance.now() - e0) / 1000;
     progress(began, `${o.executors} executors online in ${executorsStartSeconds.toFixed(1)} s`);
 
@@ -609,9 +636,8 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     const a0 = Date.now();
     p.allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'info']);
     all.push(p.allocator);
-    const zkSeenAt = await waitApplied(zk, jobNames, 600_000);
-    const firstApplied = new Map<string, number>();
-    for (const e of executorEvents(p, 'assignment applied')) if (e.job && !(firstApplied.get(e.job)! <= e.time)) firstApplied.set(e.job, e.time);
+    const zkSeenAt = await waitApplied(p, jobNames, 600_000);
+    const firstApplied = await appliedCreated(zk, jobNames);
     const rounds = allocatorRounds(p.allocator);
     const compute = computeAllocation(o.jobs, o.shards, [...realNames, ...embedded]);
     const appliedTimes = jobNames.map((j) => (firstApplied.get(j) ?? Number.NaN) - a0).sort((x, y) => x - y);
@@ -634,9 +660,10 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     progress(began, `allocated in ${allocation.wallMs} ms (seen on ZooKeeper after ${allocation.zkSeenMs} ms), rounds ${allocation.roundsMs.join(', ')} ms`);
 
     // Steady: nothing created any more; then the cost and the transaction window.
+    // (the cost after the window: every shard has fired once, so every shard node exists).
     await znodesSettled(server, 3000, 120_000);
-    const cost = await measureCost(p, base, o.jobs, o.executors);
     const tx = await measureTransactions(p, o.jobs, o.shards, o.txSeconds);
+    const cost = await measureCost(p, base, o.jobs, o.executors);
     progress(began, `${cost.perJob.znodes.toFixed(2)} znodes, ${cost.perJob.watches.toFixed(2)} watches, ${tx.perMinutePerJob.toFixed(2)} txns/min per job`);
 
     // The console: the job list, then its own watches, then config changes through it.
@@ -668,6 +695,8 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     }
     progress(began, 'failover trials done');
     const memory = memoryFigures(p);
+    const states = executorEvents(p, 'zookeeper connection state');
+    const connection = { suspended: states.filter((e) => e.state === 'SUSPENDED').length, lost: states.filter((e) => e.state === 'LOST').length };
 
     // Fewer executors: the same jobs, the per-job cost again.
     let costCompare: ScaleBenchResult['costCompare'];
@@ -675,7 +704,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       try {
         const keep = new Set([...realNames, ...embedded.slice(0, o.compareExecutors - realNames.length)]);
         await Promise.all(p.hosts.map((h) => h.shutdown(h.names.filter((n) => !keep.has(n)))));
-        await waitApplied(zk, jobNames.filter((j) => j !== PROBE), 600_000, keep);
+        await waitApplied(p, jobNames.filter((j) => j !== PROBE), 600_000, keep);
         await znodesSettled(server, 3000, 120_000);
         costCompare = await measureCost(p, base, o.jobs, keep.size);
         progress(began, `cut to ${keep.size} executors: ${costCompare.perJob.watches.toFixed(2)} watches per job`);
@@ -687,7 +716,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance', embeddedSessionSeconds: 10 },
       setup: { writeSeconds, executorsStartSeconds },
       allocation, cost, costWithConsole, costCompare, tx,
-      console: consoleResult, configChange, failover, memory,
+      console: consoleResult, configChange, failover, memory, connection,
       totalSeconds: (Date.now() - began) / 1000,
     };
   } finally {
@@ -743,7 +772,7 @@ function scaleRows(r: ScaleBenchResult): string[] {
   const a = r.allocation;
   rows.push(`| full allocation, compute (\`allocate()\` on this cluster: first call / warm median) | ${f0(a.computeColdMs)} / ${f0(a.computeWarmMs)} ms | ≤ ${SCALE_TARGETS.fullAllocationComputeMs} ms (set for 1,000 × 10 × 100) | ${met(a.computeWarmMs <= SCALE_TARGETS.fullAllocationComputeMs)} |`);
   rows.push(`| full allocation, the allocator's rounds as it logs them (read + compute + ${f0(a.jobsWritten)} CAS writes) | ${a.roundsMs.map(f0).join(' + ')} ms | — | |`);
-  rows.push(`| full allocation, wall: allocator spawn → every job's \`applied\` (job leaders' log; seen on ZooKeeper by polling) | ${f1(a.wallMs / 1000)} s (${f1(a.zkSeenMs / 1000)} s) | — | |`);
+  rows.push(`| full allocation, wall: allocator spawn → every job's \`applied\` (the nodes' ctime; seen by polling) | ${f1(a.wallMs / 1000)} s (${f1(a.zkSeenMs / 1000)} s) | — | |`);
   const t = a.timeline;
   rows.push(`| … its course from the spawn: allocator leader / first round written / first, median, last job applied | ${[t.leaderMs, t.firstRoundMs, t.firstAppliedMs, t.medianAppliedMs, t.lastAppliedMs].map((v) => f1(v / 1000)).join(' / ')} s | — | |`);
   if (isError(r.console)) rows.push(`| console job list | not measured: ${r.console.error} | ≤ ${SCALE_TARGETS.consoleListP99Ms} ms | |`);
@@ -769,7 +798,7 @@ function scaleRows(r: ScaleBenchResult): string[] {
 export function renderScale(r: ScaleBenchResult): string {
   const s = r.settings;
   const lines: string[] = [];
-  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT); ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s).`);
+  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT); ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s).`);
   lines.push('');
   lines.push('**ZooKeeper cost per job** (znodes: mntr delta from before the namespace; watches: mntr zk_watch_count, all holders; transactions: Zxid delta over the window)');
   lines.push('');
@@ -790,6 +819,8 @@ export function renderScale(r: ScaleBenchResult): string {
   lines.push('|---|---|---|---|');
   lines.push(...scaleRows(r));
   lines.push('');
+  lines.push(`ZooKeeper links the executors saw suspended over the run: ${r.connection.suspended}; sessions lost: ${r.connection.lost}.`);
+  lines.push('');
   lines.push(`Peak RSS (VmHWM) per process / RSS now of all of a kind: ${r.memory.map((m) => `${m.what} ${f0(m.peakMb)} / ${f0(m.rssMb)} MB (${m.processes})`).join('; ')}. ZooKeeper's data: ${f1(r.cost.dataBytes / 2 ** 20)} MB (mntr zk_approximate_data_size).`);
   lines.push('');
   lines.push(...reading(r));
@@ -802,6 +833,8 @@ function reading(r: ScaleBenchResult): string[] {
   out.push(`- Per job Orrery keeps ${f1(c.perJob.znodes)} znodes and ${f1(c.perJob.watches)} watches (Saturn: ${f1(SATURN_2017.znodes / SATURN_2017.jobs)} and ${f1(SATURN_2017.watches / SATURN_2017.jobs)}): the job's own nodes, and watches only from the executors its assignment names, its job leader, the allocator and the console — none per other executor.`);
   if (r.costCompare && !isError(r.costCompare)) out.push(`- With ${r.costCompare.executors} executors instead of ${c.executors} the executors' watches per job are ${f1(r.costCompare.perJob.executorWatches)} against ${f1(c.perJob.executorWatches)}: the per-job cost does not grow with the executor count.`);
   out.push(`- ${f1(r.tx.perMinutePerJob)} transactions per minute per job: two writes per shard run (claim, completion) × ${r.settings.shards} shards firing once a minute; ${f0(r.tx.shardsRan)} of ${f0(r.tx.shards)} shards had a fire in the window.`);
-  out.push(`- The allocator's compute is ${f0(r.allocation.computeWarmMs)} ms warm for ${r.settings.jobs.toLocaleString('en')} × ${r.settings.shards} × ${r.settings.executors}; the wall time to every \`applied\` is dominated by the ${f0(r.allocation.jobsWritten)} sequential assignment writes and the ${r.settings.jobs.toLocaleString('en')} job leaders' elections and writes, not by the compute.`);
+  const t = r.allocation.timeline;
+  out.push(`- The allocator's compute is ${f0(r.allocation.computeWarmMs)} ms warm for ${r.settings.jobs.toLocaleString('en')} × ${r.settings.shards} × ${r.settings.executors}, its whole first round (reads, compute, ${f0(r.allocation.jobsWritten)} writes one after another) ${f0(r.allocation.roundsMs[0] ?? Number.NaN)} ms; the first job is applied ${f1((t.firstAppliedMs - t.firstRoundMs) / 1000)} s after that round and the last ${f1((t.lastAppliedMs - t.firstRoundMs) / 1000)} s after it: the wall time is the executors' side (every job's runtime on 3 executors, its leader latch, its leader's checks and \`applied\` write), on the same two cores as the firing jobs.`);
+  out.push(`- Executors' ZooKeeper links suspended ${r.connection.suspended} times and ${r.connection.lost} sessions were lost over the run: figures taken while links drop measure an overloaded machine (see the settings).`);
   return out;
 }

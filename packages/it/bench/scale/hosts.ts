@@ -13,18 +13,18 @@ const HOST_SCRIPT = fileURLToPath(new URL('./executor-host.ts', import.meta.url)
 const SOURCE_CONDITION = '--conditions=@orrery/source';
 
 /** A log line the bench acts on: its time (pino's, epoch ms), message, executor and job. */
-export interface LogEvent { time: number; msg: string; executor?: string; job?: string; epoch?: number }
+export interface LogEvent { time: number; msg: string; executor?: string; job?: string; state?: string }
 
 /** Messages kept from the executors' logs (the rest is dropped as it comes, to bound memory). */
-const KEPT = new Set(['assignment applied', 'job schedule changed', 'host started', 'host could not start', 'executor error']);
+const KEPT = new Set(['job schedule changed', 'host started', 'host could not start', 'executor error', 'zookeeper connection state']);
 
 /** Parses one JSON log line into a {@link LogEvent}; undefined for anything else. */
 export function parseLogLine(line: string): LogEvent | undefined {
   if (!line.startsWith('{')) return undefined;
   try {
-    const v = JSON.parse(line) as { time?: number; msg?: string; executor?: string; job?: string; epoch?: number };
+    const v = JSON.parse(line) as { time?: number; msg?: string; executor?: string; job?: string; state?: string };
     if (typeof v.time !== 'number' || typeof v.msg !== 'string') return undefined;
-    return { time: v.time, msg: v.msg, ...(v.executor ? { executor: v.executor } : {}), ...(v.job ? { job: v.job } : {}), ...(typeof v.epoch === 'number' ? { epoch: v.epoch } : {}) };
+    return { time: v.time, msg: v.msg, ...(v.executor ? { executor: v.executor } : {}), ...(v.job ? { job: v.job } : {}), ...(v.state ? { state: v.state } : {}) };
   } catch {
     return undefined;
   }
@@ -38,6 +38,8 @@ export interface ExecutorHost {
   readonly events: LogEvent[];
   /** The last lines of any kind (for error messages). */
   tail(): string[];
+  /** Why the host is gone (its exit code and last lines), once it exited without being asked to. */
+  failure(): string | undefined;
   /** Resolves once every instance registered; rejects if the host fails or exits first. */
   readonly started: Promise<void>;
   /** Shuts the named instances down gracefully; resolves when they are closed. */
@@ -57,7 +59,12 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
   if (child.pid === undefined) throw new Error('could not start an executor host');
   const events: LogEvent[] = [];
   const last: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stopping = false;
+  let failure: string | undefined;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => {
+    if (!stopping) failure = `executor host ${child.pid} exited (code ${code}, signal ${signal}); last lines:\n${last.join('\n')}`;
+    resolve(code);
+  }));
   let onStarted: (() => void) | undefined;
   const started = new Promise<void>((resolve, reject) => {
     onStarted = resolve;
@@ -66,7 +73,7 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
   started.catch(() => undefined);
   const onLine = (line: string): void => {
     last.push(line);
-    if (last.length > 30) last.shift();
+    if (last.length > 60) last.shift();
     const e = parseLogLine(line);
     if (!e || !KEPT.has(e.msg)) return;
     events.push(e);
@@ -83,6 +90,7 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
     names: settings.names,
     events,
     tail: () => [...last],
+    failure: () => failure,
     started,
     shutdown(names) {
       if (names.length === 0) return Promise.resolve();
@@ -92,6 +100,7 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
       });
     },
     async stop(graceMs = 20_000) {
+      stopping = true;
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
