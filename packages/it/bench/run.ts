@@ -29,7 +29,8 @@ const BENCHES: Bench[] = [
     title: 'Executor: fire lateness, every job on `* * * * * *`, one executor',
     settings: () => ({
       seconds: env('ORRERY_BENCH_SECONDS', 60),
-      parts: (process.env.ORRERY_BENCH_EXECUTOR ?? EXECUTOR_BENCH_PARTS.join(',')).split(',').map((p) => p.trim()).filter((p) => (EXECUTOR_BENCH_PARTS as readonly string[]).includes(p)),
+      // `tx` (transactions per run) is left to the cost curve, which measures it at every rate.
+      parts: (process.env.ORRERY_BENCH_EXECUTOR ?? 'node,shell,idle').split(',').map((p) => p.trim()).filter((p) => (EXECUTOR_BENCH_PARTS as readonly string[]).includes(p)),
       nodeWorkers: 8,
       zookeeper: 'standalone, tickTime 500 ms, full JIT',
     }),
@@ -39,28 +40,28 @@ const BENCHES: Bench[] = [
   {
     name: 'alternatives',
     title: 'The alternatives: croner (one process) and BullMQ job schedulers on Redis',
-    settings: () => ({ seconds: env('ORRERY_BENCH_SECONDS', 60), sizes: [100, 1000] }),
-    run: (s) => runAlternativesBench({ seconds: s.seconds as number, sizes: s.sizes as number[] }),
+    settings: () => ({ seconds: env('ORRERY_BENCH_SECONDS', 60), sizes: [100, 1000], bullmqConcurrency: [50] }),
+    run: (s) => runAlternativesBench({ seconds: s.seconds as number, sizes: s.sizes as number[], bullmqConcurrency: s.bullmqConcurrency as number[] }),
     render: (r, all) => renderComparison(all) + '\n\n' + renderAlternatives(r as AlternativesBenchResult),
   },
   {
     name: 'cost',
     title: 'The cost curve: sustained runs per second until breakdown',
-    settings: () => ({}),
-    run: () => runCostBench({}),
+    settings: () => ({ rates: [250, 500, 1000, 1500, 2000, 3000], executors: [1, 4], windowSeconds: 15 }),
+    run: (s) => runCostBench({ rates: s.rates as number[], executors: s.executors as number[], windowSeconds: s.windowSeconds as number }),
     render: (r) => renderCost(r as Parameters<typeof renderCost>[0]),
   },
   {
     name: 'scale',
     title: 'Scale: 10,000 jobs × 3 shards × 100 executors on one ZooKeeper',
-    settings: () => ({}),
-    run: () => runScaleBench({}),
+    settings: () => ({ jobs: env('ORRERY_BENCH_SCALE_JOBS', 10_000), shards: 3, executors: 100 }),
+    run: (s) => runScaleBench({ jobs: s.jobs as number, shards: 3, executors: 100 }),
     render: (r) => renderScale(r as Parameters<typeof renderScale>[0]),
   },
   {
     name: 'failover',
     title: 'Failover: kill -9 of the executor running a shard, until its re-run starts on a survivor',
-    settings: () => ({ trials: env('ORRERY_BENCH_TRIALS', 20), hostTrials: env('ORRERY_BENCH_HOST_TRIALS', 10) }),
+    settings: () => ({ trials: env('ORRERY_BENCH_TRIALS', 12), hostTrials: env('ORRERY_BENCH_HOST_TRIALS', 6) }),
     run: (s) => runFailoverBench(s.trials as number, s.hostTrials as number),
     render: (r) => renderFailover(r as FailoverBenchResult),
   },
@@ -103,8 +104,8 @@ function renderComparison(all: ReadonlyMap<string, BenchEntry>): string {
   const ex = all.get('executor');
   const alt = all.get('alternatives');
   if (!ex || !alt) return 'Side by side: needs the executor and alternatives benchmarks (`npm run bench executor alternatives`).';
-  const orrery = (ex.result as ExecutorBenchResult).rows;
-  const others = (alt.result as AlternativesBenchResult).rows;
+  const orrery = (ex.result as Partial<ExecutorBenchResult>).rows ?? [];
+  const others = (alt.result as Partial<AlternativesBenchResult>).rows ?? [];
   const lines = [
     `Side by side — the same load (N no-op jobs on \`* * * * * *\`, ${(ex.settings.seconds as number)} s), the same machine, measured ${ex.startedAt.slice(0, 16)} (Orrery) and ${alt.startedAt.slice(0, 16)} (the others) UTC. Lateness = start − scheduled time, ms.`,
     '',
@@ -122,7 +123,7 @@ function renderComparison(all: ReadonlyMap<string, BenchEntry>): string {
     for (const row of rows) lines.push(`| ${n(size)} | ${row.system} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${n(row.duplicates)} | ${ratio(row.lateness.p99)} |`);
     const node = orrery.find((o) => o.jobs === size && o.kind === 'node');
     // BullMQ at its best concurrency of those measured (the fair one to compare with).
-    const bull = bestBullmq(alt.result as AlternativesBenchResult, size);
+    const bull = others.length ? bestBullmq(alt.result as AlternativesBenchResult, size) : undefined;
     if (node && croner) {
       const r = node.lateness.p99 / croner.lateness.p99;
       verdicts.push(`at ${n(size)} jobs Orrery's Node p99 is ${r.toFixed(1)} × croner's (target ≤ 1.5: ${r <= 1.5 ? 'met' : 'missed'})`);
@@ -184,6 +185,15 @@ function renderConsole(r: ConsoleBenchResult): string {
   return out.join('\n');
 }
 
+/** A section's body: the benchmark's tables, or what stopped it. */
+function renderSection(b: Bench, result: unknown, all: ReadonlyMap<string, BenchEntry>): string {
+  if (result && typeof result === 'object' && 'error' in result && Object.keys(result).length === 1) {
+    const first = String((result as { error: unknown }).error).split('\n')[0];
+    return `**The run failed**: ${first} (the whole error is in the results file).`;
+  }
+  return b.render(result, all);
+}
+
 /** The generated part of BENCHMARKS.md: the machine and versions, then a section per benchmark (newest result of each). */
 function renderAll(entries: Map<string, { entry: BenchEntry; file: ResultsFile }>): string {
   const all = new Map([...entries].map(([k, v]) => [k, v.entry]));
@@ -203,7 +213,7 @@ function renderAll(entries: Map<string, { entry: BenchEntry; file: ResultsFile }
     }
     const settings = Object.entries(e.entry.settings).map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(',') : String(v)}`).join(', ');
     out.push(`_Run ${e.entry.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${Math.round(e.entry.seconds)} s${settings ? `; ${settings}` : ''}; \`npm run bench ${b.name}\`._`, '');
-    out.push(b.render(e.entry.result, all), '');
+    out.push(renderSection(b, e.entry.result, all), '');
   }
   return out.join('\n');
 }
@@ -217,17 +227,27 @@ if (unknown.length) {
 const selected = names.length ? BENCHES.filter((b) => names.includes(b.name)) : BENCHES;
 const results = openResults(new Date().toISOString().slice(0, 10));
 const t0 = Date.now();
+const failed: string[] = [];
 for (const b of selected) {
   const settings = b.settings();
   const startedAt = new Date();
   console.error(`orrery bench: ${b.name} (${JSON.stringify(settings)}) …`);
-  const result = await b.run(settings);
+  // A benchmark that fails is recorded with its error (its section says so) and the others still run.
+  let result: unknown;
+  try {
+    result = await b.run(settings);
+  } catch (error) {
+    failed.push(b.name);
+    result = { error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+    console.error(`orrery bench: ${b.name} failed:`, error);
+  }
   const seconds = (Date.now() - startedAt.getTime()) / 1000;
   results.benches[b.name] = { startedAt: startedAt.toISOString(), seconds, settings, result };
   const file = saveResults(results);
   const entries = newestEntries();
   writeBenchmarksMd(renderAll(entries));
-  console.log(`## ${b.title}\n\n${b.render(result, new Map([...entries].map(([k, v]) => [k, v.entry])))}\n`);
+  console.log(`## ${b.title}\n\n${renderSection(b, result, new Map([...entries].map(([k, v]) => [k, v.entry])))}\n`);
   console.error(`orrery bench: ${b.name} took ${Math.round(seconds)} s; ${file} and BENCHMARKS.md written`);
 }
-console.error(`orrery bench: ${selected.map((b) => b.name).join(', ')} in ${Math.round((Date.now() - t0) / 60_000)} min`);
+console.error(`orrery bench: ${selected.map((b) => b.name).join(', ')} in ${Math.round((Date.now() - t0) / 60_000)} min${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
+if (failed.length) process.exitCode = 1;
