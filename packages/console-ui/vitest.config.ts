@@ -14,5 +14,8 @@ export default defineProject({
     environment: 'jsdom',
     include: ['test/**/*.test.tsx'],
     setupFiles: ['test/setup.ts'],
+    // jsdom renders slowly on a loaded 2-core machine (a full `npm test` beside a benchmark timed
+    // 12 of these out at vitest's default 5 s); the assertions wait on the DOM, never on the clock.
+    testTimeout: 30_000,
   },
 });
