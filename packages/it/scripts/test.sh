@@ -7,6 +7,8 @@ cd "$(dirname "$0")/../../.."
 # 1–2. Node, npm dependencies, Debian's zookeeper and chromium (the console's browser tests).
 ORRERY_NEEDS_CHROMIUM=1
 source packages/it/scripts/prepare.sh
+# Redis from Debian's package: the benchmarks' throwaway Redis (packages/it/src/redis.ts) is tested too.
+bash packages/it/scripts/ensure-debian-package.sh redis-server /usr/bin/redis-server Redis
 
 # 3. Type check, then every test.
 echo "orrery: type-checking ..." >&2

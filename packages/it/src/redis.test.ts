@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { pingRedis, redisServerVersion, startRedis, REDIS_SERVER_BIN } from './redis.js';
 
+// npm test installs Debian's redis-server (test.sh); a bare `npx vitest run` without it skips this.
 describe.skipIf(!existsSync(REDIS_SERVER_BIN))('startRedis', () => {
   it('starts a server on a free loopback port that answers PING, and stop() ends it and removes its dir', async () => {
     const server = await startRedis();
