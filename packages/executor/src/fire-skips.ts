@@ -76,12 +76,13 @@ export interface FireSkips {
   flush(): void;
 }
 
+/** `logger` is the job's own (its lines carry the job already: the job runtime's child logger). */
 export function createFireSkips(options: { job: string; logger: Logger; emitter: Emitter<ExecutorEvents>; metrics: ExecutorMetrics; now?: () => number }): FireSkips {
   const { job, logger, emitter, metrics } = options;
   const now = options.now ?? Date.now;
   let streak: SkipStreak | undefined;
   const summarise = (s: SkipStreak): void => {
-    logger.info({ job, reason: s.reason, count: s.suppressed, firstFireTime: s.firstSuppressed, lastFireTime: s.lastSuppressed }, 'fires skipped');
+    logger.info({ reason: s.reason, count: s.suppressed, firstFireTime: s.firstSuppressed, lastFireTime: s.lastSuppressed }, 'fires skipped');
   };
   return {
     skip(item, fireTime, reason) {
@@ -89,7 +90,7 @@ export function createFireSkips(options: { job: string; logger: Logger; emitter:
       emitter.emit('fire:skipped', { job, item, fireTime, reason });
       const next = noteSkip(streak, reason, fireTime, now());
       if (next.summary) summarise(next.summary);
-      if (next.logThis) logger.info({ job, item, fireTime, reason }, 'fire skipped');
+      if (next.logThis) logger.info({ item, fireTime, reason }, 'fire skipped');
       streak = next.streak;
     },
     ran() {
