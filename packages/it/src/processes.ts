@@ -63,16 +63,29 @@ export function startProcess(bin: keyof typeof BINS, args: readonly string[], en
   if (child.pid === undefined) throw new OrreryError('internal', `could not start ${bin}`);
   const lines: string[] = [];
   const waiters = new Set<{ pattern: RegExp; resolve: (line: string) => void }>();
-  const onData = (chunk: Buffer): void => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (!line) continue;
-      lines.push(line);
-      if (options.echo) process.stdout.write(`[${bin}] ${line}\n`);
-      for (const w of [...waiters]) if (w.pattern.test(line)) { waiters.delete(w); w.resolve(line); }
-    }
+  const onLine = (line: string): void => {
+    if (!line) return;
+    lines.push(line);
+    if (options.echo) process.stdout.write(`[${bin}] ${line}\n`);
+    for (const w of [...waiters]) if (w.pattern.test(line)) { waiters.delete(w); w.resolve(line); }
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
+  // Whole lines only: a pipe read can end inside a line (or a UTF-8 character), so each stream
+  // keeps its unfinished tail until the rest arrives (or the stream ends).
+  const follow = (stream: NodeJS.ReadableStream): void => {
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (text: string) => {
+      const parts = (rest + text).split('\n');
+      rest = parts.pop()!;
+      for (const line of parts) onLine(line);
+    });
+    stream.on('end', () => {
+      onLine(rest);
+      rest = '';
+    });
+  };
+  follow(child.stdout!);
+  follow(child.stderr!);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const handle: RunningProcess = {
     name: bin,
