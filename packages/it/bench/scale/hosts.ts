@@ -81,6 +81,8 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
   };
   createInterface({ input: child.stdout! }).on('line', onLine);
   createInterface({ input: child.stderr! }).on('line', onLine);
+  // The IPC channel's errors (a host that died): the waits above report them; never an unhandled 'error'.
+  child.on('error', (error) => { failure ??= `executor host ${child.pid}: ${error.message}`; });
   const closedWaiters: Array<(names: string[]) => void> = [];
   child.on('message', (m: { closed?: string[] }) => {
     if (m.closed) for (const w of closedWaiters.splice(0)) w(m.closed);
@@ -94,9 +96,13 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
     started,
     shutdown(names) {
       if (names.length === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
+      return new Promise<void>((resolve, reject) => {
+        const gone = (): void => reject(new Error(failure ?? `executor host ${child.pid} is gone`));
+        if (child.exitCode !== null || child.signalCode !== null || !child.connected) return gone();
         closedWaiters.push(() => resolve());
-        child.send({ close: names });
+        void exited.then(gone);
+        // A host that died meanwhile: the send fails (its callback, not an 'error' event that would crash the bench).
+        child.send({ close: names }, (error) => { if (error) gone(); });
       });
     },
     async stop(graceMs = 20_000) {
