@@ -87,9 +87,9 @@ function renderExecutor(r: ExecutorBenchResult): string {
   const out = [
     'Lateness = the run\'s start − its scheduled fire time, over whole seconds of steady state (from the first two fires in a row that ran for every job, or 12 s after the jobs were applied if that never happens); start-up = the time until then and the fires missed meanwhile. Misfire policy `skip`.',
     '',
-    '| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | not succeeded | start-up: s until steady, fires missed meanwhile |',
-    '|---|---|---|---|---|---|---|',
-    ...r.rows.map((row) => `| ${row.scenario} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${row.duplicates} | ${row.failed} | ${row.startupSeconds} s, ${n(row.startupMissed)} |`),
+    '| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | failover re-runs | not succeeded | start-up: s until steady, fires missed meanwhile |',
+    '|---|---|---|---|---|---|---|---|',
+    ...r.rows.map((row) => `| ${row.scenario} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${row.duplicates} | ${row.failoverReruns === undefined ? '–' : n(row.failoverReruns)} | ${n(row.failed)} | ${row.startupSeconds} s, ${n(row.startupMissed)} |`),
     '',
     `Spawn floor (this Node spawning 100 \`sh -c 'exit 0'\` at once, ms from the burst to each spawn, ${r.floor.count} spawns): p50 ${n(r.floor.p50, 1)}, p99 ${n(r.floor.p99, 1)}, max ${n(r.floor.max, 1)}.`,
   ];
