@@ -140,9 +140,13 @@ export function createJobLeader(options: JobLeaderOptions): JobLeader {
         throw error;
       });
       if (shard?.state.state === 'running' && (await options.isAlive(shard.state.executor, shard.state.session))) {
-        // Look again when that run ends — or now, if it ended between the read and the watch.
+        // Look again when that run ends — or now, if it ended between the read and the watch — and
+        // when its executor goes: a dead executor's run never ends by itself, and nothing else would
+        // wake this pass (the assignment already left that executor out), so the item would wait
+        // for ever. The pass then marks the run for failover (releaseDeadClaims) and applies.
         const stat = await zk.exists(path, () => check());
-        if (stat?.version !== shard.version) check();
+        const presence = await zk.exists(paths.executorPresence(namespace, shard.state.executor), () => check());
+        if (stat?.version !== shard.version || presence?.ephemeralOwner !== shard.state.session) check();
         logger.info({ item, holder: shard.state.executor, epoch: assignment.epoch }, 'waiting for a moving shard to finish its run');
         return;
       }
