@@ -14,6 +14,8 @@ import { createRequire } from 'node:module';
 export interface BenchEntry {
   startedAt: string;
   seconds: number;
+  /** Orrery's commit the benchmark ran on (entries written before it was recorded have none). */
+  orrery?: string;
   settings: Record<string, unknown>;
   result: unknown;
 }

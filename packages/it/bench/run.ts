@@ -201,7 +201,7 @@ function renderAll(entries: Map<string, { entry: BenchEntry; file: ResultsFile }
   const out: string[] = ['## The latest run (generated)', ''];
   if (newest) {
     const m = newest.file.machine;
-    out.push(`Machine: ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}. Versions: ${Object.entries(newest.file.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
+    out.push(`Machine: ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}. Versions of the newest run: ${Object.entries(newest.file.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
     out.push('Each section says when it ran and with which settings; `npm run bench NAME` refreshes one. The figures are in `bench/results/<date>.json`; the history of earlier runs, and what changed between them, is below the generated part.', '');
   }
   for (const b of BENCHES) {
@@ -212,7 +212,7 @@ function renderAll(entries: Map<string, { entry: BenchEntry; file: ResultsFile }
       continue;
     }
     const settings = Object.entries(e.entry.settings).map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(',') : String(v)}`).join(', ');
-    out.push(`_Run ${e.entry.startedAt.slice(0, 16).replace('T', ' ')} UTC, ${Math.round(e.entry.seconds)} s${settings ? `; ${settings}` : ''}; \`npm run bench ${b.name}\`._`, '');
+    out.push(`_Run ${e.entry.startedAt.slice(0, 16).replace('T', ' ')} UTC${e.entry.orrery ? ` on Orrery ${e.entry.orrery}` : ''}, ${Math.round(e.entry.seconds)} s${settings ? `; ${settings}` : ''}; \`npm run bench ${b.name}\`._`, '');
     out.push(renderSection(b, e.entry.result, all), '');
   }
   return out.join('\n');
@@ -242,7 +242,7 @@ for (const b of selected) {
     console.error(`orrery bench: ${b.name} failed:`, error);
   }
   const seconds = (Date.now() - startedAt.getTime()) / 1000;
-  results.benches[b.name] = { startedAt: startedAt.toISOString(), seconds, settings, result };
+  results.benches[b.name] = { startedAt: startedAt.toISOString(), seconds, orrery: results.versions.orrery, settings, result };
   const file = saveResults(results);
   const entries = newestEntries();
   writeBenchmarksMd(renderAll(entries));
