@@ -331,8 +331,11 @@ function send(port: number, bytes: string): Promise<Answer> {
     const halfClose = setTimeout(() => socket.end(), HALF_CLOSE_AFTER_MS);
     socket.on('data', (d: Buffer) => {
       chunks.push(d);
-      clearTimeout(halfClose);
-      if (parseAnswer(Buffer.concat(chunks).toString('latin1'), head).complete) finish();
+      const answer = parseAnswer(Buffer.concat(chunks).toString('latin1'), head);
+      // An interim answer (`100 Continue` to `Expect: 100-continue`) is not the answer: the server
+      // still waits for the body the request promised, so the half-close must still come.
+      if (answer.status !== 0) clearTimeout(halfClose);
+      if (answer.complete) finish();
     });
     socket.on('error', (e) => { error ??= e.message; });
     socket.on('close', finish);
