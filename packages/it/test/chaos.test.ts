@@ -341,7 +341,9 @@ describe('chaos: ZooKeeper and the allocator', () => {
     // Nothing started while ZooKeeper was gone (a run already under way at the cut may have begun just before).
     expect(readLedger(ledger).runs.filter((r) => r.start > downAt + 200 && r.start < upAt)).toEqual([]);
     assertLedger(ledger, [{ job: 'outage', items: 2, fireTimes: everySecond(t0 + 1000, t1 - 1500) }], [[downAt - 1000, resumedAt + 1000]], 'the whole ensemble down for 30 s');
-  });
+    // Its own waits alone are 37 s (3 s of firing, the 30 s outage, 4 s after resuming) on top of an
+    // ensemble's start, a quorum's return and the resume (up to 30 s): more than the default 60 s on a busy machine.
+  }, 150_000);
 
   it('kill -9 of the allocator leader, then no allocator at all: executors keep firing; a new one moves nothing', async () => {
     const c = (cluster = await startCluster('chaos-allocator', zkConnect));
