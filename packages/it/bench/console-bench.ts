@@ -100,7 +100,7 @@ function benchShards(i: number, config: JobConfig, now: number): ShardState[] | 
 }
 
 /** Runs `task(i)` for i in [0, count) with at most `concurrency` in flight. */
-async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+export async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
     while (next < count) {

@@ -36,6 +36,7 @@ import { createNamespace, runJobNow, stopJob } from '@orrery/console';
 import { allocate, EMPTY_ALLOCATION, type Cluster } from '@orrery/sharding';
 import { startProcess, type RunningProcess } from '../src/processes.js';
 import { checkLedger, ledgerCommand, readLedger } from '../src/run-ledger.js';
+import { pool } from './console-bench.js';
 import { distribution, type Distribution } from './executor-bench.js';
 import { descendantsRssMb, parseLogLine, processMemory, startExecutorHost, type ExecutorHost, type LogEvent } from './scale/hosts.js';
 import { JOB_KINDS, jobNodeKind, jobSubtree, normalSession, readMntr, tallyWatches, type Mntr, type NodeKind, type WatchRole, type WatchTally } from './scale/zk-cost.js';
@@ -146,18 +147,6 @@ export interface ScaleBenchResult {
   /** ZooKeeper connection trouble the executors logged over the run: links suspended, sessions lost. */
   connection: { suspended: number; lost: number };
   totalSeconds: number;
-}
-
-/** Runs `task(i)` for i in [0, count) with at most `concurrency` in flight. */
-async function pool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
-    while (next < count) {
-      const i = next;
-      next += 1;
-      await task(i);
-    }
-  }));
 }
 
 const jobName = (i: number): string => `job-${String(i).padStart(5, '0')}`;
