@@ -4,7 +4,7 @@
  * Guarantees:
  * - While the client has a session, the node exists with the latest data given (`update`), owned by
  *   that session. After a new session it is re-created; if it is deleted by someone else, it is
- *   re-created.
+ *   re-created (after `recreateDelayMs`, so that a recursive delete of its parent can finish).
  * - A node at the path owned by **another live session** is never overwritten: with `conflict:
  *   'wait'` (default) the recipe waits for it to go (an old session of ours that has not expired
  *   yet, say), emitting `conflict`; with `conflict: 'fail'`, `start()` rejects with `already-exists`.
@@ -17,7 +17,7 @@ import { OrreryError, toError, hasErrorCode, isRetryable } from '../errors.js';
 import { createEmitter, type Subscribable } from '../events.js';
 import { createSerialTask } from '../serial-task.js';
 import { encodeJson } from '../json.js';
-import type { ZkClient } from '../zk/client.js';
+import type { WatchEvent, ZkClient } from '../zk/client.js';
 
 /** Events of an {@link EphemeralNode}. */
 export interface EphemeralNodeEvents {
@@ -39,6 +39,13 @@ export interface EphemeralNodeOptions {
    * would bring a deleted namespace back as an empty, broken one).
    */
   createParent?: boolean;
+  /**
+   * How long to wait before re-creating the node after someone else deleted it (default 200 ms).
+   * A recursive delete of the parent (`orrery ns delete --force`) deletes the child first and the
+   * parent next; re-created at once, the child can win that race every round and the delete gives
+   * up. Not applied to a new session or to another session's node going away.
+   */
+  recreateDelayMs?: number;
 }
 
 /** A handle on an ephemeral node. */
@@ -57,12 +64,16 @@ export interface EphemeralNode extends Subscribable<EphemeralNodeEvents> {
 export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, options: EphemeralNodeOptions = {}): EphemeralNode {
   const conflictMode = options.conflict ?? 'wait';
   const createParent = options.createParent ?? true;
+  const recreateDelayMs = options.recreateDelayMs ?? 200;
   const emitter = createEmitter<EphemeralNodeEvents>();
   let payload = encodeJson(data);
   let closed = false;
   let started: Promise<void> | undefined;
   let firstDone: { resolve: () => void; reject: (e: Error) => void } | undefined;
   const offs: Array<() => void> = [];
+  /** Whether the node, as last seen, was ours (its deletion is then someone else's doing). */
+  let ours = false;
+  let recreateTimer: NodeJS.Timeout | undefined;
 
   const parent = path.slice(0, path.lastIndexOf('/')) || '/';
 
@@ -84,6 +95,7 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
       }
       const { stat } = read;
       if (stat.ephemeralOwner !== zk.sessionId) {
+        ours = false;
         emitter.emit('node:conflict', { path, owner: stat.ephemeralOwner });
         if (conflictMode === 'fail') {
           throw new OrreryError('already-exists', `${path} is held by another live ZooKeeper session (0x${stat.ephemeralOwner})`, {
@@ -96,18 +108,28 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
       // the watch): make the data current — only if it is not, or every write would wake the watch
       // that asks for the next one.
       if (!read.data || !read.data.equals(payload)) await zk.set(path, payload);
+      ours = true;
       emitter.emit('node:created', { path, sessionId: zk.sessionId ?? '' });
       firstDone?.resolve();
       return;
     }
     // Watch our own node so that a deletion by someone else re-creates it.
+    ours = true;
     await zk.exists(path, onNodeEvent);
     emitter.emit('node:created', { path, sessionId: zk.sessionId ?? '' });
     firstDone?.resolve();
   }
 
-  function onNodeEvent(): void {
-    if (!closed) ensure();
+  function onNodeEvent(event: WatchEvent): void {
+    if (closed) return;
+    if (event.type !== 'deleted' || !ours || recreateDelayMs <= 0) {
+      ensure();
+      return;
+    }
+    ours = false;
+    clearTimeout(recreateTimer);
+    recreateTimer = setTimeout(ensure, recreateDelayMs);
+    recreateTimer.unref();
   }
 
   // One ensure pass at a time; an event during a pass asks for one more.
@@ -164,6 +186,7 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
     async close() {
       if (closed) return;
       closed = true;
+      clearTimeout(recreateTimer);
       for (const off of offs.splice(0)) off();
       await ensurer.settled();
       try {
