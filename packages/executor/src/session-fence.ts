@@ -138,7 +138,7 @@ export function createSessionFence(options: SessionFenceOptions): SessionFence {
       const session = zk.sessionId;
       const wasUnproven = unproven;
       try {
-        await zk.exists('/');
+        await zk.probe(); // ahead of any requests waiting for a slot
         if (zk.sessionId === session) {
           // Sent after the reconnect and answered: the link is proven again (a SUSPENDED since
           // then set the flag anew, and this answer predates it only if it was sent before).

@@ -145,6 +145,65 @@ describe('zk client sessions', () => {
   });
 });
 
+describe('zk client request slots (maxInFlight)', () => {
+  let proxy: TcpProxy;
+  beforeAll(async () => {
+    const [host, port] = zkConnect.split(':');
+    proxy = await createTcpProxy({ targetHost: host, targetPort: Number(port) });
+  });
+  afterAll(async () => {
+    await proxy.close();
+  });
+
+  it('sends waiting requests in the order they were made, and a probe ahead of them', async () => {
+    const zk = track(createZkClient({ connect: proxy.connectString, root: uniqueRoot('slots'), sessionTimeoutMs: 10_000, maxInFlight: 2 }));
+    await zk.start();
+    await zk.create('/seq');
+    proxy.setDelay(10); // every answer slow: the flood below waits for slots
+    try {
+      const done: string[] = [];
+      const flood = Array.from({ length: 40 }, (_, i) => zk.create('/seq/n-', String(i), 'persistent-sequential').then((path) => {
+        done.push(`create ${i}`);
+        return path;
+      }));
+      const probe = zk.probe().then(() => done.push('probe'));
+      const paths = await Promise.all(flood);
+      await probe;
+      // Created in call order (the sequence numbers), each answered in that order...
+      const numbers = paths.map((p) => Number(p.slice(-10)));
+      expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+      expect(done.filter((d) => d !== 'probe')).toEqual(flood.map((_, i) => `create ${i}`));
+      // ...and the probe, made last, was answered before most of them: it did not wait for a slot.
+      expect(done.indexOf('probe')).toBeLessThan(10);
+    } finally {
+      proxy.setDelay(0);
+    }
+  });
+
+  it('frees its slots when the link drops: every request settles and the client works after', async () => {
+    const zk = track(createZkClient({ connect: proxy.connectString, root: uniqueRoot('slots-cut'), sessionTimeoutMs: 6000, maxInFlight: 1 }));
+    await zk.start();
+    const suspended = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'SUSPENDED', timeoutMs: 15_000 });
+    proxy.blackhole();
+    const settled = Promise.allSettled(Array.from({ length: 5 }, () => zk.get('/')));
+    await suspended;
+    const back = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'RECONNECTED', timeoutMs: 15_000 });
+    proxy.forward();
+    await back;
+    for (const r of await settled) {
+      if (r.status === 'rejected') expect(r.reason).toMatchObject({ retryable: true });
+    }
+    // Five more than the one slot, one after another: none is stuck behind a slot the cut kept.
+    for (let i = 0; i < 5; i += 1) expect(await zk.exists('/')).not.toBeNull();
+  });
+
+  it('refuses a maxInFlight that is not a whole number of at least 1', () => {
+    for (const maxInFlight of [0, -1, 1.5, Number.NaN]) {
+      expect(() => createZkClient({ connect: zkConnect, maxInFlight })).toThrow(/maxInFlight must be a whole number of at least 1/);
+    }
+  });
+});
+
 describe('zk client across a ZooKeeper restart', () => {
   it('is SUSPENDED while the server is down and RECONNECTED to the same session after', async () => {
     const server = await startZooKeeper();

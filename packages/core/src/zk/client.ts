@@ -117,7 +117,18 @@ export interface ZkClientOptions {
    * Default: not timed.
    */
   metrics?: Metrics;
+  /**
+   * The most requests this client has outstanding at once (default {@link ZK_MAX_IN_FLIGHT}); more
+   * wait here, in order. ZooKeeper answers a session's requests in order, so without a bound a
+   * burst (an executor handed 300 jobs at once starts 300 jobs' watches and latches) puts every
+   * later request — the self-fence's liveness probe among them — behind all of it. {@link ZkClient.probe}
+   * does not wait here.
+   */
+  maxInFlight?: number;
 }
+
+/** The default of {@link ZkClientOptions.maxInFlight}. */
+export const ZK_MAX_IN_FLIGHT = 128;
 
 /** One ACL entry, as ZooKeeper stores it. */
 export interface ZkAcl {
@@ -165,6 +176,7 @@ export interface ResolvedZkClientOptions {
   /** Digest credentials, if any (never logged). */
   auth: string | undefined;
   maxDataBytes: number;
+  maxInFlight: number;
 }
 
 /** A ZooKeeper client handle; see the module header for its guarantees. */
@@ -197,6 +209,12 @@ export interface ZkClient extends Subscribable<ZkClientEvents> {
   deleteRecursive(path: string): Promise<void>;
   /** Makes the connected server catch up with the leader for `path` before later reads. */
   sync(path: string): Promise<void>;
+  /**
+   * A cheap request (`exists /`) sent at once, ahead of the requests waiting for a slot (see
+   * {@link ZkClientOptions.maxInFlight}): resolves when the server answered it — proof that it heard
+   * this session at or after the call.
+   */
+  probe(): Promise<void>;
   /** The node's ACL and stat. */
   getAcl(path: string): Promise<{ acl: ZkAcl[]; stat: ZkStat }>;
   /**
@@ -310,6 +328,9 @@ function assertPath(path: string): void {
 /** Resolves {@link ZkClientOptions}. */
 export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClientOptions {
   if (options.auth !== undefined) parseZkAuth(options.auth, 'auth');
+  if (options.maxInFlight !== undefined && !(Number.isInteger(options.maxInFlight) && options.maxInFlight >= 1)) {
+    throw new OrreryError('usage', `maxInFlight must be a whole number of at least 1 (got ${options.maxInFlight})`);
+  }
   return Object.freeze({
     connect: options.connect,
     root: normaliseRoot(options.root ?? '/orrery'),
@@ -318,6 +339,7 @@ export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClie
     session: options.session,
     auth: options.auth,
     maxDataBytes: options.maxDataBytes ?? ZK_NODE_MAX_BYTES,
+    maxInFlight: options.maxInFlight ?? ZK_MAX_IN_FLIGHT,
   });
 }
 
@@ -330,6 +352,21 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
   const latency = options.metrics?.histogram('orrery_zookeeper_operation_seconds', 'ZooKeeper operations from request to answer (errors included), by operation', ZK_OPERATION_BUCKETS, ['operation']);
   let phase: ClientPhase = 'idle';
   let handle: NativeHandle | undefined;
+  // Requests outstanding on the current handle, and those waiting for a slot (see maxInFlight).
+  // A handle replaced or closed answers its outstanding requests with errors: its slots are
+  // forgotten at once (`slotEpoch`), so a lost answer can never leave a slot taken.
+  let inFlight = 0;
+  let slotEpoch = 0;
+  const waitingForSlot: Array<() => void> = [];
+  const nextWaiting = (): void => {
+    while (inFlight < opts.maxInFlight && waitingForSlot.length > 0) waitingForSlot.shift()!();
+  };
+  /** A new handle, or none: the slots start over and the waiting requests go (or fail) now. */
+  const resetSlots = (): void => {
+    slotEpoch += 1;
+    inFlight = 0;
+    nextWaiting();
+  };
   let sessionId: string | undefined;
   let everConnected = false;
   let lostTimer: NodeJS.Timeout | undefined;
@@ -366,6 +403,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     forgetSocketScan();
     const h = new ZooKeeper();
     handle = h;
+    resetSlots();
     let connectedOnce = false;
     h.on('connect', () => {
       if (handle !== h) return;
@@ -438,6 +476,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     const wasLost = phase === 'lost';
     phase = 'lost';
     handle = undefined;
+    resetSlots();
     try {
       h.close();
     } catch {
@@ -501,24 +540,43 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     return handle;
   }
 
-  function call<T>(operation: string, path: string, invoke: (h: NativeCalls, done: (rc: number, value?: T) => void) => number): Promise<T> {
+  /** Sends a request when a slot is free (at once if `urgent`); see {@link ZkClientOptions.maxInFlight}. */
+  function call<T>(operation: string, path: string, invoke: (h: NativeCalls, done: (rc: number, value?: T) => void) => number, urgent = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      let h: NativeCalls;
-      try {
-        // The package's JS wrapper formats every argument with util.inspect (for a debug log) on
-        // every call: call the C++ object underneath instead.
-        h = current(operation, path).native;
-      } catch (error) {
-        reject(error);
-        return;
-      }
-      const started = latency ? performance.now() : 0;
-      const rc = invoke(h, (code, value) => {
-        latency?.observe({ operation }, (performance.now() - started) / 1000);
-        if (code === 0) resolve(value as T);
-        else reject(zkError(code, operation, path));
-      });
-      if (rc !== 0) reject(zkError(rc, operation, path));
+      const send = (): void => {
+        let h: NativeCalls;
+        try {
+          // The package's JS wrapper formats every argument with util.inspect (for a debug log) on
+          // every call: call the C++ object underneath instead.
+          h = current(operation, path).native;
+        } catch (error) {
+          reject(error);
+          return;
+        }
+        const epoch = slotEpoch;
+        inFlight += 1;
+        let freed = false;
+        const free = (): void => {
+          if (freed) return;
+          freed = true;
+          if (epoch !== slotEpoch) return;
+          inFlight -= 1;
+          nextWaiting();
+        };
+        const started = latency ? performance.now() : 0;
+        const rc = invoke(h, (code, value) => {
+          latency?.observe({ operation }, (performance.now() - started) / 1000);
+          free();
+          if (code === 0) resolve(value as T);
+          else reject(zkError(code, operation, path));
+        });
+        if (rc !== 0) {
+          free();
+          reject(zkError(rc, operation, path));
+        }
+      };
+      if (urgent || (inFlight < opts.maxInFlight && waitingForSlot.length === 0)) send();
+      else waitingForSlot.push(send);
     });
   }
 
@@ -598,6 +656,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       const h = handle;
       phase = 'closed';
       handle = undefined;
+      resetSlots();
       connectedWaiters.clear();
       closePromise = new Promise<void>((resolve) => {
         if (!h) {
@@ -749,6 +808,13 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     sync(path) {
       const p = abs(path);
       return call<void>('sync', path, (h, done) => h.a_sync(p, (rc) => done(rc)));
+    },
+
+    async probe() {
+      const p = abs('/');
+      await call<ZkStat>('exists', '/', (h, done) => h.a_exists(p, false, (rc: number, _e: string, stat: ZkStat) => done(rc, stat)), true).catch((error: unknown) => {
+        if (!hasErrorCode(error, 'no-node')) throw error; // an answer all the same
+      });
     },
 
     async mkdirp(path) {
