@@ -13,7 +13,7 @@
  *   nothing changed it writes nothing.
  * - A round writes only the jobs whose assignment changed (new epoch), then the affected executors'
  *   summaries, then the namespace's sharding state — each a compare-and-set from the version last
- *   seen. A write that finds a newer allocatorEpoch in the node stops the round (this allocator was
+ *   seen; the writes of one step go out together, the next step starts once they are all answered. A write that finds a newer allocatorEpoch in the node stops the round (this allocator was
  *   deposed); leadership is re-checked before every write.
  * - Shards unassigned for longer than `alarmAfterMs`, and executors lost (a presence gone without a
  *   graceful leave), raise webhook alarms through core's alarm sender: at most once per job (or
@@ -346,39 +346,45 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     const allocatorEpoch = epoch!;
     const writtenAt = now();
     let jobsWritten = 0;
-    // 1. The jobs whose assignment changed.
-    for (const name of changed) {
+    // 1. The jobs whose assignment changed — together: each is its own compare-and-set, and the
+    //    ZooKeeper client bounds how many are outstanding (one after another, an executor's death
+    //    at 10,000 jobs cost seconds of round trips before its shards moved). A failed write fails
+    //    the round as before; the writes that succeeded are remembered and the retry goes on from them.
+    const inCluster = new Set(cluster.jobs.map((j) => j.name));
+    await Promise.all([...changed].map(async (name) => {
       const job = next.jobs[name];
-      if (!job || !cluster.jobs.some((j) => j.name === name)) {
+      if (!job || !inCluster.has(name)) {
         state.assignments.delete(name);
-        continue; // a deleted job: its node went with it
+        return; // a deleted job: its node went with it
       }
       const last = state.assignments.get(name);
       const value: Assignment = { epoch: (last?.epoch ?? 0) + 1, allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
       const version = await writeNode(paths.jobAssignment(namespace, name), value, last?.version, allocatorEpoch);
       if (version === undefined) {
         state.assignments.delete(name); // deleted meanwhile: the next round drops it
-        continue;
+        return;
       }
       state.assignments.set(name, { epoch: value.epoch, version });
       jobsWritten += 1;
-    }
-    // 2. The summaries of the executors those changes touch.
-    let executorsWritten = 0;
-    for (const executor of [...affected].sort()) {
-      const summary: ExecutorAssignment = { allocatorEpoch, jobs: {}, writtenAt };
-      for (const [name, job] of Object.entries(next.jobs)) {
-        const items = job.items[executor];
-        if (items && items.length > 0) summary.jobs[name] = { epoch: state.assignments.get(name)?.epoch ?? 0, items };
+    }));
+    // 2. The summaries of the executors those changes touch (once every job above is written).
+    const summaries = new Map<string, ExecutorAssignment>([...affected].map((e) => [e, { allocatorEpoch, jobs: {}, writtenAt }]));
+    for (const [name, job] of Object.entries(next.jobs)) {
+      for (const [executor, items] of Object.entries(job.items)) {
+        const summary = summaries.get(executor);
+        if (summary && items.length > 0) summary.jobs[name] = { epoch: state.assignments.get(name)?.epoch ?? 0, items };
       }
+    }
+    let executorsWritten = 0;
+    await Promise.all([...summaries].map(async ([executor, summary]) => {
       const version = await writeNode(paths.executorAssignment(namespace, executor), summary, state.summaries.get(executor), allocatorEpoch);
       if (version === undefined) {
         state.summaries.delete(executor); // the executor's node was removed
-        continue;
+        return;
       }
       state.summaries.set(executor, version);
       executorsWritten += 1;
-    }
+    }));
     // 3. The namespace's members and round.
     assertLeader();
     const shardingValue = { allocatorEpoch, members: next.members, round: state.round + 1, writtenAt };
