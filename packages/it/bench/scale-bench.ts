@@ -10,8 +10,8 @@
  *   executors are cut to a few (graceful shutdowns, the shards reallocated): the per-job figures
  *   must not depend on the executor count.
  * - Scale run: full allocation (the allocator started once every executor is online: its own
- *   round time from its log, the pure `allocate()` on the same cluster timed in this process, and
- *   the wall time from its spawn until every job's `applied` exists — from the job leaders' log
+ *   round time from its log, the pure `allocate()` on the same cluster timed in this process before
+ *   anything runs, and the wall time from its spawn until every job's `applied` exists — from the job leaders' log
  *   lines, checked on ZooKeeper); the console's paged job list under 10 concurrent clients
  *   (autocannon); a config change made through the console API until every executor holding the
  *   job logs `job schedule changed` (their pino times); kill -9 failover of a real `orrery-executor`
@@ -27,7 +27,7 @@
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createZkClient, encodeJson, parseJobConfig, paths, readJson, readShard, type ZkClient } from '@orrery/core';
@@ -37,6 +37,7 @@ import { allocate, EMPTY_ALLOCATION, type Cluster } from '@orrery/sharding';
 import { startProcess, type RunningProcess } from '../src/processes.js';
 import { checkLedger, ledgerCommand, readLedger } from '../src/run-ledger.js';
 import { pool } from './console-bench.js';
+import { machineSeconds } from './cost/proc.js';
 import { distribution, type Distribution } from './executor-bench.js';
 import { descendantsRssMb, parseLogLine, processMemory, startExecutorHost, type ExecutorHost, type LogEvent } from './scale/hosts.js';
 import { JOB_KINDS, jobNodeKind, jobSubtree, normalSession, readMntr, tallyWatches, type Mntr, type NodeKind, type WatchRole, type WatchTally } from './scale/zk-cost.js';
@@ -82,8 +83,16 @@ export interface ScaleBenchOptions {
   configTrials?: number;
   /** Failover trials per kind of kill. */
   failoverTrials?: number;
-  /** The real executors' session timeout (the embedded ones keep the default 10 s). */
+  /** The real executors' session timeout (the failover victims: the product's default, 10 s). */
   sessionSeconds?: number;
+  /**
+   * The embedded instances' session timeout. Longer than the product's default: a hundred
+   * instances on two cores stall for seconds while they start and while 30,000 shards are
+   * allocated; at 10 s they fence themselves (an honest fence: no answered probe for 7 s), the
+   * fence kills the Node workers of the runs in progress, and starting those again (0.2–0.7 s of
+   * CPU each) stalls them further — a spiral that measures the machine, not ZooKeeper's cost.
+   */
+  embeddedSessionSeconds?: number;
   /** ZooKeeper's tickTime. */
   tickMs?: number;
 }
@@ -117,7 +126,7 @@ export type Measured<T> = T | { error: string };
 
 /** What {@link runScaleBench} measured. */
 export interface ScaleBenchResult {
-  settings: Required<ScaleBenchOptions> & { jobType: string; embeddedSessionSeconds: number };
+  settings: Required<ScaleBenchOptions> & { jobType: string };
   setup: { writeSeconds: number; executorsStartSeconds: number };
   allocation: {
     /** Allocator spawn → the last job's `applied` created (the nodes' ctime, the server's clock). */
@@ -139,7 +148,8 @@ export interface ScaleBenchResult {
   cost: CostPoint;
   costWithConsole: Measured<CostPoint>;
   costCompare: Measured<CostPoint> | undefined;
-  tx: { seconds: number; transactions: number; perMinutePerJob: number; shardsRan: number; shards: number; watchesMin: number; watchesMax: number };
+  /** The window of steady firing: ZooKeeper's transactions, and how busy the machine was (cores busy, 1-minute load average at its end). */
+  tx: { seconds: number; transactions: number; perMinutePerJob: number; shardsRan: number; shards: number; watchesMin: number; watchesMax: number; machineBusyCores?: number; cores?: number; loadAverage?: number };
   console: Measured<{ startSeconds: number; rows: ConsoleRow[] }>;
   configChange: Measured<{ trials: number; holders: number; perExecutor: Distribution; perTrial: Distribution; writeMs: Distribution; missing: number }>;
   failover: Measured<FailoverScaleRow[]>;
@@ -310,6 +320,7 @@ async function measureCost(p: Platform, base: Mntr, jobs: number, executors: num
 /** The transaction window: the Zxid delta over `seconds`, watch samples, and the shards that ran in it. */
 async function measureTransactions(p: Platform, jobs: number, shards: number, seconds: number): Promise<ScaleBenchResult['tx']> {
   const start = Date.now();
+  const m0 = machineSeconds();
   const z0 = await p.server.zxid();
   const watches: number[] = [];
   while (Date.now() < start + seconds * 1000) {
@@ -318,6 +329,8 @@ async function measureTransactions(p: Platform, jobs: number, shards: number, se
   }
   const z1 = await p.server.zxid();
   const elapsed = (Date.now() - start) / 1000;
+  const machineBusyCores = (machineSeconds().busy - m0.busy) / elapsed;
+  const loadAverage = loadavg()[0]!;
   // Each shard's last fire time (or its running fire): did every shard fire in the window?
   let ran = 0;
   await pool(jobs * shards, CONCURRENCY, async (k) => {
@@ -329,6 +342,7 @@ async function measureTransactions(p: Platform, jobs: number, shards: number, se
   return {
     seconds: elapsed, transactions: z1 - z0, perMinutePerJob: ((z1 - z0) / elapsed) * 60 / jobs,
     shardsRan: ran, shards: jobs * shards, watchesMin: Math.min(...watches), watchesMax: Math.max(...watches),
+    machineBusyCores, cores: cpus().length, loadAverage,
   };
 }
 
@@ -572,8 +586,8 @@ function spread(names: readonly string[], hosts: number): string[][] {
 }
 
 const DEFAULTS: Required<ScaleBenchOptions> = {
-  jobs: 10_000, shards: 3, executors: 100, realExecutors: 2, hosts: 10, compareExecutors: 20,
-  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, tickMs: 500,
+  jobs: 10_000, shards: 3, executors: 100, realExecutors: 2, hosts: 25, compareExecutors: 20,
+  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 30, tickMs: 500,
 };
 
 /**
@@ -611,17 +625,19 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     await writeJobs(zk, o.jobs, o.shards, ledger);
     const writeSeconds = (performance.now() - w0) / 1000;
     progress(began, `${o.jobs} jobs written in ${writeSeconds.toFixed(1)} s`);
-
-    // The executors: real processes and hosts of embedded instances, all online before the allocator.
+    // The pure compute first, on a quiet machine: timed once the jobs fire, it measures the load.
     const realNames = Array.from({ length: o.realExecutors }, (_, i) => `real-${i}`);
     const embedded = Array.from({ length: o.executors - o.realExecutors }, (_, i) => `exec-${String(i).padStart(3, '0')}`);
+    const compute = computeAllocation(o.jobs, o.shards, [...realNames, ...embedded]);
+
+    // The executors: real processes and hosts of embedded instances, all online before the allocator.
     const e0 = performance.now();
     const tsx = import.meta.resolve('tsx');
     // One host after another, two instances at a time: started all at once, a hundred instances
     // (each spawning its job discovery child and a Node worker) starve the two cores for seconds,
     // sessions time out and the first executors fence themselves before they ever run.
     for (const names of spread(embedded, o.hosts)) {
-      const host = startExecutorHost({ zk: server.connectString, root, namespace: NS, names, dataDir: dir, jobsDir: JOBS_DIR, sessionTimeoutMs: 10_000, nodeWorkers: 1, startConcurrency: 2 }, tsx);
+      const host = startExecutorHost({ zk: server.connectString, root, namespace: NS, names, dataDir: dir, jobsDir: JOBS_DIR, sessionTimeoutMs: o.embeddedSessionSeconds * 1000, nodeWorkers: 1, startConcurrency: 2 }, tsx);
       p.hosts.push(host);
       await host.started;
     }
@@ -637,7 +653,6 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     const zkSeenAt = await waitApplied(p, jobNames, 600_000);
     const firstApplied = await appliedCreated(zk, jobNames);
     const rounds = allocatorRounds(p.allocator);
-    const compute = computeAllocation(o.jobs, o.shards, [...realNames, ...embedded]);
     const appliedTimes = jobNames.map((j) => (firstApplied.get(j) ?? Number.NaN) - a0).sort((x, y) => x - y);
     const leaderLine = p.allocator.lines.find((l) => l.includes('"msg":"became the allocator leader"'));
     const allocation = {
@@ -709,7 +724,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       }
     }
     return {
-      settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance', embeddedSessionSeconds: 10 },
+      settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance' },
       setup: { writeSeconds, executorsStartSeconds },
       allocation, cost, costWithConsole, costCompare, tx,
       console: consoleResult, configChange, failover, memory, connection,
@@ -830,7 +845,12 @@ function reading(r: ScaleBenchResult): string[] {
   if (r.costCompare && !isError(r.costCompare)) out.push(`- With ${r.costCompare.executors} executors instead of ${c.executors} the executors' watches per job are ${f1(r.costCompare.perJob.executorWatches)} against ${f1(c.perJob.executorWatches)}: the per-job cost does not grow with the executor count.`);
   out.push(`- ${f1(r.tx.perMinutePerJob)} transactions per minute per job: two writes per shard run (claim, completion) × ${r.settings.shards} shards firing once a minute; ${f0(r.tx.shardsRan)} of ${f0(r.tx.shards)} shards had a fire in the window.`);
   const t = r.allocation.timeline;
-  out.push(`- The allocator's compute is ${f0(r.allocation.computeWarmMs)} ms warm for ${r.settings.jobs.toLocaleString('en')} × ${r.settings.shards} × ${r.settings.executors}, its whole first round (reads, compute, ${f0(r.allocation.jobsWritten)} writes one after another) ${f0(r.allocation.roundsMs[0] ?? Number.NaN)} ms; the first job is applied ${f1((t.firstAppliedMs - t.firstRoundMs) / 1000)} s after that round and the last ${f1((t.lastAppliedMs - t.firstRoundMs) / 1000)} s after it: the wall time is the executors' side (every job's runtime on 3 executors, its leader latch, its leader's checks and \`applied\` write), on the same two cores as the firing jobs.`);
-  out.push(`- Executors' ZooKeeper links suspended ${r.connection.suspended} times and ${r.connection.lost} sessions were lost over the run: figures taken while links drop measure an overloaded machine (see the settings).`);
+  out.push(`- The allocator's compute is ${f0(r.allocation.computeWarmMs)} ms warm for ${r.settings.jobs.toLocaleString('en')} × ${r.settings.shards} × ${r.settings.executors}, its whole first round (reads, compute, ${f0(r.allocation.jobsWritten)} compare-and-set writes) ${f0(r.allocation.roundsMs[0] ?? Number.NaN)} ms; the first job is applied ${f1((t.firstAppliedMs - t.firstRoundMs) / 1000)} s after that round and the last ${f1((t.lastAppliedMs - t.firstRoundMs) / 1000)} s after it: the wall time is the executors' side (every job's runtime on 3 executors, its leader latch, its leader's checks and \`applied\` write), on the same two cores as the firing jobs.`);
+  if (r.tx.machineBusyCores !== undefined && r.tx.cores !== undefined) {
+    const saturated = r.tx.machineBusyCores >= 0.9 * r.tx.cores;
+    out.push(`- While the jobs fired steadily (the transaction window) the machine had ${r.tx.machineBusyCores.toFixed(2)} of its ${r.tx.cores} cores busy (1-minute load average ${f1(r.tx.loadAverage ?? Number.NaN)})${saturated ? ': saturated — the console, config-change and failover figures here are latencies on a machine with no CPU to spare (all 100 executors, their 100 Node workers, ZooKeeper, the allocator and the console share it), not what a deployment with executors on their own hosts sees' : ''}.`);
+  }
+  if (r.connection.suspended === 0 && r.connection.lost === 0) out.push('- No executor\'s ZooKeeper link dropped over the run.');
+  else out.push(`- Executors' ZooKeeper links suspended ${r.connection.suspended} times and ${r.connection.lost} sessions were lost over the run: figures taken while links drop measure an overloaded machine (see the settings).`);
   return out;
 }

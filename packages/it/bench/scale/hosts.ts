@@ -3,7 +3,8 @@
  * Node process) and their log events; memory figures from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { stdioWithoutSockets } from '@orrery/core';
@@ -59,10 +60,16 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
   if (child.pid === undefined) throw new Error('could not start an executor host');
   const events: LogEvent[] = [];
   const last: string[] = [];
+  /** Its stderr apart: a native abort's message (a C assertion) would drown among the log lines. */
+  const lastErr: string[] = [];
   let stopping = false;
-  let failure: string | undefined;
+  let exit: string | undefined;
+  let error: string | undefined;
+  // Built when asked for, not at 'exit': the last of stderr may still be in the pipe then.
+  const failure = (): string | undefined => error ?? (exit === undefined ? undefined
+    : `executor host ${child.pid} exited (${exit}); its stderr ended with:\n${lastErr.join('\n') || '(nothing)'}\nlast lines:\n${last.join('\n')}`);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => {
-    if (!stopping) failure = `executor host ${child.pid} exited (code ${code}, signal ${signal}); last lines:\n${last.join('\n')}`;
+    if (!stopping) exit = `code ${code}, signal ${signal}`;
     resolve(code);
   }));
   let onStarted: (() => void) | undefined;
@@ -71,7 +78,11 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
     void exited.then((code) => reject(new Error(`executor host ${child.pid} exited (${code}) before it started; last lines:\n${last.join('\n')}`)));
   });
   started.catch(() => undefined);
+  // ORRERY_BENCH_HOST_LOGS=DIR: every line of every host to DIR/host-<pid>.log (for looking into a run).
+  const logDir = process.env.ORRERY_BENCH_HOST_LOGS;
+  const logFile = logDir ? createWriteStream(join(logDir, `host-${child.pid}.log`)) : undefined;
   const onLine = (line: string): void => {
+    logFile?.write(line + '\n');
     last.push(line);
     if (last.length > 60) last.shift();
     const e = parseLogLine(line);
@@ -80,9 +91,15 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
     if (e.msg === 'host started') onStarted?.();
   };
   createInterface({ input: child.stdout! }).on('line', onLine);
-  createInterface({ input: child.stderr! }).on('line', onLine);
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (!line.startsWith('{')) {
+      lastErr.push(line);
+      if (lastErr.length > 20) lastErr.shift();
+    }
+    onLine(line);
+  });
   // The IPC channel's errors (a host that died): the waits above report them; never an unhandled 'error'.
-  child.on('error', (error) => { failure ??= `executor host ${child.pid}: ${error.message}`; });
+  child.on('error', (e) => { error ??= `executor host ${child.pid}: ${e.message}`; });
   const closedWaiters: Array<(names: string[]) => void> = [];
   child.on('message', (m: { closed?: string[] }) => {
     if (m.closed) for (const w of closedWaiters.splice(0)) w(m.closed);
@@ -92,12 +109,12 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
     names: settings.names,
     events,
     tail: () => [...last],
-    failure: () => failure,
+    failure,
     started,
     shutdown(names) {
       if (names.length === 0) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
-        const gone = (): void => reject(new Error(failure ?? `executor host ${child.pid} is gone`));
+        const gone = (): void => reject(new Error(failure() ?? `executor host ${child.pid} is gone`));
         if (child.exitCode !== null || child.signalCode !== null || !child.connected) return gone();
         closedWaiters.push(() => resolve());
         void exited.then(gone);
