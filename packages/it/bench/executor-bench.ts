@@ -36,7 +36,7 @@ async function setup(server: ZooKeeperServer, jobs: Array<Record<string, unknown
   await Promise.all(jobs.map((j) => zk.create(paths.job(NS, String(j.name)), encodeJson(parseJobConfig({ ...j, enabled: false })))));
   const dir = mkdtempSync(join(tmpdir(), `orrery-bench-${label}-`));
   const executor = startProcess('orrery-executor', ['--zk', server.connectString, '--root', root, '--namespace', NS, '--name', 'bench-1', '--jobs', JOBS_DIR, '--data-dir', join(dir, 'data'), '--log-level', 'warn', '--node-workers', '8'], { ORRERY_CLUSTER_TOKEN: 't' }, { echo: process.env.ORRERY_BENCH_ECHO === '1' });
-  await executor.waitForLine(/"executor started"|executor registered/, 60_000).catch(() => undefined);
+  // (Its log level is warn: no "registered" line to wait for — waiting for one cost 60 s a row.)
   await eventually(async () => { if (!(await zk.exists(paths.executorPresence(NS, 'bench-1')))) throw new Error('no presence'); }, { timeoutMs: 60_000 });
   const allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'warn']);
   // Enable every job (one write each), then wait until all are applied to the executor.
@@ -78,6 +78,38 @@ export interface LatenessRow { scenario: string; kind: 'node' | 'shell'; jobs: n
 /** The longest start-up waited for before the window starts anyway (a load that never gets steady is measured as it is). */
 const MAX_WARMUP_MS = 12_000;
 
+/** A progress line on stderr (the bench runs for minutes). */
+const progress = (text: string): void => void process.stderr.write(`executor bench: ${text}\n`);
+
+/** Fires per fire time: the jobs that ran it (failover re-runs included). */
+function jobsPerFire(records: readonly RunRecordLite[]): Map<number, Set<string>> {
+  const ranPerFire = new Map<number, Set<string>>();
+  for (const r of records) {
+    if (!ranPerFire.has(r.fireTime)) ranPerFire.set(r.fireTime, new Set());
+    ranPerFire.get(r.fireTime)!.add(r.job);
+  }
+  return ranPerFire;
+}
+
+/**
+ * The first fire from `warmFrom` that, with the next one, ran for all `count` jobs, as seen by
+ * reading the records once a second (a fire is judged once 1.5 s have passed since the next one);
+ * `latest` if none by then.
+ */
+async function firstSteadyFire(dataDir: string, count: number, warmFrom: number, latest: number): Promise<number> {
+  let t = warmFrom;
+  while (t < latest) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const ran = jobsPerFire(readRecords(dataDir));
+    const complete = (f: number): boolean => (ran.get(f)?.size ?? 0) === count;
+    while (t < latest && Date.now() > t + 2500) {
+      if (complete(t) && complete(t + 1000)) return t;
+      t += 1000;
+    }
+  }
+  return latest;
+}
+
 /** `count` jobs of one kind firing every second for `seconds` seconds. */
 async function lateness(server: ZooKeeperServer, scenario: string, count: number, kind: 'node' | 'shell', seconds: number): Promise<LatenessRow> {
   const jobs = Array.from({ length: count }, (_, i) => ({
@@ -87,21 +119,24 @@ async function lateness(server: ZooKeeperServer, scenario: string, count: number
     cron: '* * * * * *',
     misfire: { policy: 'skip' },
   }));
+  const t0 = Date.now();
   const s = await setup(server, jobs, `${kind}${count}`);
+  progress(`${scenario}: applied ${((Date.now() - t0) / 1000).toFixed(1)} s after the jobs were written`);
   // Measure whole seconds of steady state. It starts once two fires in a row ran for every job
   // (at most 12 s after the jobs were applied): the start-up before it — catch-up fires, Node
   // workers starting, every job's first claims reading their shards — is reported separately, as
   // its length and the fires it missed.
   const warmFrom = Math.ceil(Date.now() / 1000) * 1000;
   const latest = warmFrom + MAX_WARMUP_MS;
-  await new Promise((r) => setTimeout(r, latest + seconds * 1000 - Date.now() + 3000));
+  // How long to wait: the window of the first steady start seen while waiting (read once a second
+  // during the start-up only). The start computed afterwards from every record is never later.
+  const seenStart = await firstSteadyFire(join(s.dir, 'data'), count, warmFrom, latest);
+  await new Promise((r) => setTimeout(r, seenStart + seconds * 1000 - Date.now() + 3000));
   const all = readRecords(join(s.dir, 'data'));
+  const c0 = Date.now();
   await s.close();
-  const ranPerFire = new Map<number, Set<string>>();
-  for (const r of all) {
-    if (!ranPerFire.has(r.fireTime)) ranPerFire.set(r.fireTime, new Set());
-    ranPerFire.get(r.fireTime)!.add(r.job);
-  }
+  progress(`${scenario}: measured from ${(seenStart - warmFrom) / 1000} s after it was applied; stopped in ${((Date.now() - c0) / 1000).toFixed(1)} s`);
+  const ranPerFire = jobsPerFire(all);
   const complete = (t: number): boolean => (ranPerFire.get(t)?.size ?? 0) === count;
   let start = warmFrom;
   while (start < latest && !(complete(start) && complete(start + 1000))) start += 1000;

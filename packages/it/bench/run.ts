@@ -47,7 +47,7 @@ const BENCHES: Bench[] = [
   {
     name: 'cost',
     title: 'The cost curve: sustained runs per second until breakdown',
-    settings: () => ({ rates: [250, 500, 1000, 1500, 2000, 3000], executors: [1, 4], windowSeconds: 15 }),
+    settings: () => ({ rates: [500, 1000, 1500, 2000, 3000], executors: [1, 4], windowSeconds: 10 }),
     run: (s) => runCostBench({ rates: s.rates as number[], executors: s.executors as number[], windowSeconds: s.windowSeconds as number }),
     render: (r) => renderCost(r as Parameters<typeof renderCost>[0]),
   },
