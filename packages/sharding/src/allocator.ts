@@ -13,8 +13,9 @@
  *   nothing changed it writes nothing.
  * - A round writes only the jobs whose assignment changed (new epoch), then the affected executors'
  *   summaries, then the namespace's sharding state — each a compare-and-set from the version last
- *   seen; the writes of one step go out together, the next step starts once they are all answered. A write that finds a newer allocatorEpoch in the node stops the round (this allocator was
- *   deposed); leadership is re-checked before every write.
+ *   seen; the writes of one step go out together, and the next step starts once all of them are
+ *   answered. A write that finds a newer allocatorEpoch in the node stops the round (this allocator
+ *   was deposed); leadership is re-checked before every write.
  * - Shards unassigned for longer than `alarmAfterMs`, and executors lost (a presence gone without a
  *   graceful leave), raise webhook alarms through core's alarm sender: at most once per job (or
  *   executor) and kind per the namespace's silence window, with its timeout and retries.
@@ -304,6 +305,12 @@ export function createAllocator(options: AllocatorOptions): Allocator {
 
   // ---- a round --------------------------------------------------------------------------------
 
+  /** Waits for every promise to settle, then rejects with the first rejection, if any. */
+  async function allAnswered(promises: ReadonlyArray<Promise<unknown>>): Promise<void> {
+    const failed = (await Promise.allSettled(promises)).find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
   async function round(namespace: string): Promise<void> {
     const started = performance.now();
     if (!cache.get(paths.namespace(namespace))) {
@@ -349,9 +356,10 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     // 1. The jobs whose assignment changed — together: each is its own compare-and-set, and the
     //    ZooKeeper client bounds how many are outstanding (one after another, an executor's death
     //    at 10,000 jobs cost seconds of round trips before its shards moved). A failed write fails
-    //    the round as before; the writes that succeeded are remembered and the retry goes on from them.
+    //    the round as before, once every write of the step is answered (none is left in flight to
+    //    land after the next round's); those that succeeded are remembered and the retry goes on from them.
     const inCluster = new Set(cluster.jobs.map((j) => j.name));
-    await Promise.all([...changed].map(async (name) => {
+    await allAnswered([...changed].map(async (name) => {
       const job = next.jobs[name];
       if (!job || !inCluster.has(name)) {
         state.assignments.delete(name);
@@ -376,7 +384,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       }
     }
     let executorsWritten = 0;
-    await Promise.all([...summaries].map(async ([executor, summary]) => {
+    await allAnswered([...summaries].map(async ([executor, summary]) => {
       const version = await writeNode(paths.executorAssignment(namespace, executor), summary, state.summaries.get(executor), allocatorEpoch);
       if (version === undefined) {
         state.summaries.delete(executor); // the executor's node was removed
