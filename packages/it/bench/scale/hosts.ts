@@ -81,6 +81,7 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
   // ORRERY_BENCH_HOST_LOGS=DIR: every line of every host to DIR/host-<pid>.log (for looking into a run).
   const logDir = process.env.ORRERY_BENCH_HOST_LOGS;
   const logFile = logDir ? createWriteStream(join(logDir, `host-${child.pid}.log`)) : undefined;
+  if (logFile) child.once('close', () => logFile.end());
   const onLine = (line: string): void => {
     logFile?.write(line + '\n');
     last.push(line);
