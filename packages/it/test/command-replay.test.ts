@@ -2,27 +2,15 @@
 // (a request made just before it had the job must not be lost), but one the previous owner of the
 // item already ran is not run a second time, and a stop from before it had the job stops nothing.
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import { eventually } from '@orrery/core/testing';
-import { stopAllProcesses } from '../src/index.js';
-import { startCluster, type Cluster } from './executor-support.js';
+import { useTwoExecutorCluster } from './executor-support.js';
 
 const zkConnect = inject('zkConnect');
-let c: Cluster;
-
-beforeAll(async () => {
-  c = await startCluster('command-replay', zkConnect);
-  await c.startExecutor('e1');
-  await c.startExecutor('e2');
-  await c.startAllocator();
-  await c.waitMembers(2);
-});
-afterAll(async () => {
-  await c.close();
-  await stopAllProcesses();
-});
+const cluster = useTwoExecutorCluster('command-replay', zkConnect);
 
 it('an executor that gains a job does not run again a run-now its previous owner served', async () => {
+  const c = cluster();
   const ledger = join(c.dir, 'replay.ledger');
   // On e1 while it is online (e2 only when e1 is not).
   await c.apply({ name: 'replay', enabled: true, type: 'shell', command: `echo "$ORRERY_FIRE_TIME $ORRERY_EXECUTOR" >> ${ledger}`, shardingTotalCount: 1, preferList: ['e1'], useDispreferList: true });

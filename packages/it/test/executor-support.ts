@@ -1,7 +1,7 @@
 // Shared set-up of the executor integration tests: a namespace under a unique root, real
 // orrery-sharding and orrery-executor processes, and helpers to read what they wrote.
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,7 @@ import {
 } from '@orrery/core';
 import { eventually, freePort, uniqueRoot } from '@orrery/core/testing';
 import { createNamespace, runCli } from '@orrery/console';
-import { startProcess, type RunningProcess } from '../src/index.js';
+import { startProcess, stopAllProcesses, type RunningProcess } from '../src/index.js';
 
 export const NS = 'jobs';
 export const JOBS_DIR = fileURLToPath(new URL('./jobs/', import.meta.url));
@@ -114,6 +114,26 @@ export async function startCluster(label: string, zkConnect: string, settings: R
     },
   };
   return cluster;
+}
+
+/**
+ * A cluster of executors `e1` and `e2` and an allocator that counts both, for the whole test file:
+ * started before its tests, stopped after them (every process included). Read it inside tests.
+ */
+export function useTwoExecutorCluster(label: string, zkConnect: string): () => Cluster {
+  let c: Cluster | undefined;
+  beforeAll(async () => {
+    c = await startCluster(label, zkConnect);
+    await c.startExecutor('e1');
+    await c.startExecutor('e2');
+    await c.startAllocator();
+    await c.waitMembers(2);
+  });
+  afterAll(async () => {
+    await c?.close();
+    await stopAllProcesses();
+  });
+  return () => c!;
 }
 
 /** Waits until no shard of the job is running. */

@@ -4,28 +4,16 @@
 // node that no longer changes (the scale bench once left a job so, its shard `running` under a dead
 // session and no re-run).
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { expect, inject, it } from 'vitest';
 import { paths, readJson } from '@orrery/core';
 import { eventually } from '@orrery/core/testing';
-import { stopAllProcesses } from '../src/index.js';
-import { NS, startCluster, type Cluster } from './executor-support.js';
+import { NS, useTwoExecutorCluster } from './executor-support.js';
 
 const zkConnect = inject('zkConnect');
-let c: Cluster;
-
-beforeAll(async () => {
-  c = await startCluster('moving-shard', zkConnect);
-  await c.startExecutor('e1');
-  await c.startExecutor('e2');
-  await c.startAllocator();
-  await c.waitMembers(2);
-});
-afterAll(async () => {
-  await c.close();
-  await stopAllProcesses();
-});
+const cluster = useTwoExecutorCluster('moving-shard', zkConnect);
 
 it('a moving item whose old owner dies mid-run is failed over to its new owner', async () => {
+  const c = cluster();
   const ledger = join(c.dir, 'moving.ledger');
   await c.apply({
     name: 'moving', enabled: true, type: 'shell', shardingTotalCount: 1, failover: true,

@@ -19,6 +19,19 @@ async function connect(connect = zkConnect, root = uniqueRoot('client'), session
   return client;
 }
 
+/** A TCP proxy to the test ZooKeeper for the enclosing describe: made before its tests, closed after. */
+function proxyForDescribe(): () => TcpProxy {
+  let proxy: TcpProxy | undefined;
+  beforeAll(async () => {
+    const [host, port] = zkConnect.split(':');
+    proxy = await createTcpProxy({ targetHost: host, targetPort: Number(port) });
+  });
+  afterAll(async () => {
+    await proxy?.close();
+  });
+  return () => proxy!;
+}
+
 describe('zk client against a real ZooKeeper', () => {
   it('creates, reads, updates and deletes with typed errors', async () => {
     const zk = await connect();
@@ -101,23 +114,16 @@ describe('zk client against a real ZooKeeper', () => {
 });
 
 describe('zk client sessions', () => {
-  let proxy: TcpProxy;
-  beforeAll(async () => {
-    const [host, port] = zkConnect.split(':');
-    proxy = await createTcpProxy({ targetHost: host, targetPort: Number(port) });
-  });
-  afterAll(async () => {
-    await proxy.close();
-  });
+  const proxyOf = proxyForDescribe();
 
   it('gets a new session after a server-side expiry, without restarting', async () => {
-    const zk = await connect(proxy.connectString, uniqueRoot('expiry'), 4000);
+    const zk = await connect(proxyOf().connectString, uniqueRoot('expiry'), 4000);
     const states: ConnectionState[] = [];
     zk.on('state', (s) => states.push(s.state));
     await zk.create('/eph', 'mine', 'ephemeral');
     const before = zk.sessionId;
     const session = waitForEvent(zk, 'session', { timeoutMs: 20_000 });
-    await forceExpireSession(zk, proxy, zkConnect);
+    await forceExpireSession(zk, proxyOf(), zkConnect);
     const next = await session;
     expect(next.previousSessionId).toBe(before);
     expect(next.sessionId).not.toBe(before);
@@ -130,15 +136,15 @@ describe('zk client sessions', () => {
   });
 
   it('declares the session LOST after a whole session timeout without a link, then starts a new one', async () => {
-    const zk = await connect(proxy.connectString, uniqueRoot('blackhole'), 2000);
+    const zk = await connect(proxyOf().connectString, uniqueRoot('blackhole'), 2000);
     const states: ConnectionState[] = [];
     zk.on('state', (s) => states.push(s.state));
     const lost = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'LOST', timeoutMs: 15_000 });
-    proxy.blackhole();
+    proxyOf().blackhole();
     await lost;
     expect(states.slice(0, 2)).toEqual(['SUSPENDED', 'LOST']);
     const session = waitForEvent(zk, 'session', { timeoutMs: 15_000 });
-    proxy.forward();
+    proxyOf().forward();
     await session;
     expect(states.at(-1)).toBe('RECONNECTED');
     await zk.create('/alive');
@@ -146,20 +152,13 @@ describe('zk client sessions', () => {
 });
 
 describe('zk client request slots (maxInFlight)', () => {
-  let proxy: TcpProxy;
-  beforeAll(async () => {
-    const [host, port] = zkConnect.split(':');
-    proxy = await createTcpProxy({ targetHost: host, targetPort: Number(port) });
-  });
-  afterAll(async () => {
-    await proxy.close();
-  });
+  const proxyOf = proxyForDescribe();
 
   it('sends waiting requests in the order they were made, and a probe ahead of them', async () => {
-    const zk = track(createZkClient({ connect: proxy.connectString, root: uniqueRoot('slots'), sessionTimeoutMs: 10_000, maxInFlight: 2 }));
+    const zk = track(createZkClient({ connect: proxyOf().connectString, root: uniqueRoot('slots'), sessionTimeoutMs: 10_000, maxInFlight: 2 }));
     await zk.start();
     await zk.create('/seq');
-    proxy.setDelay(10); // every answer slow: the flood below waits for slots
+    proxyOf().setDelay(10); // every answer slow: the flood below waits for slots
     try {
       const done: string[] = [];
       const flood = Array.from({ length: 40 }, (_, i) => zk.create('/seq/n-', String(i), 'persistent-sequential').then((path) => {
@@ -176,19 +175,19 @@ describe('zk client request slots (maxInFlight)', () => {
       // ...and the probe, made last, was answered before most of them: it did not wait for a slot.
       expect(done.indexOf('probe')).toBeLessThan(10);
     } finally {
-      proxy.setDelay(0);
+      proxyOf().setDelay(0);
     }
   });
 
   it('frees its slots when the link drops: every request settles and the client works after', async () => {
-    const zk = track(createZkClient({ connect: proxy.connectString, root: uniqueRoot('slots-cut'), sessionTimeoutMs: 6000, maxInFlight: 1 }));
+    const zk = track(createZkClient({ connect: proxyOf().connectString, root: uniqueRoot('slots-cut'), sessionTimeoutMs: 6000, maxInFlight: 1 }));
     await zk.start();
     const suspended = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'SUSPENDED', timeoutMs: 15_000 });
-    proxy.blackhole();
+    proxyOf().blackhole();
     const settled = Promise.allSettled(Array.from({ length: 5 }, () => zk.get('/')));
     await suspended;
     const back = waitForEvent(zk, 'state', { predicate: (s) => s.state === 'RECONNECTED', timeoutMs: 15_000 });
-    proxy.forward();
+    proxyOf().forward();
     await back;
     for (const r of await settled) {
       if (r.status === 'rejected') expect(r.reason).toMatchObject({ retryable: true });
