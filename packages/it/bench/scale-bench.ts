@@ -95,6 +95,8 @@ export interface ScaleBenchOptions {
   embeddedSessionSeconds?: number;
   /** ZooKeeper's tickTime. */
   tickMs?: number;
+  /** Measure the console, config changes and failover again with the jobs quiet (default true). */
+  quiet?: boolean;
 }
 
 /** ZooKeeper's cost at one executor count. */
@@ -119,7 +121,12 @@ export interface CostPoint {
 
 export interface ConsoleRow { route: string; p50: number; p99: number; max: number; requestsPerSecond: number; requests: number; failed: number }
 
-export interface FailoverScaleRow { kill: 'process' | 'host'; sessionSeconds: number; trials: number; total: Distribution; detection: Distribution; overlaps: number }
+/**
+ * One kind of kill's trials. The phases, each from the kill: `detection` (the victim's presence
+ * gone), `assigned` (the allocator's new assignment of the probe written: its mtime), `applied`
+ * (the probe's job leader's `applied` written: its mtime), `total` (the re-run's START).
+ */
+export interface FailoverScaleRow { kill: 'process' | 'host'; sessionSeconds: number; trials: number; total: Distribution; detection: Distribution; assigned: Distribution; applied: Distribution; overlaps: number }
 
 /** A part that could not be measured says why. */
 export type Measured<T> = T | { error: string };
@@ -153,6 +160,12 @@ export interface ScaleBenchResult {
   console: Measured<{ startSeconds: number; rows: ConsoleRow[] }>;
   configChange: Measured<{ trials: number; holders: number; perExecutor: Distribution; perTrial: Distribution; writeMs: Distribution; missing: number }>;
   failover: Measured<FailoverScaleRow[]>;
+  /**
+   * The console, config-change and failover measures again with the jobs quiet (every cron moved to
+   * once a year): the same jobs, assignments, watches and executors, the CPU free — the job count's
+   * cost apart from the load of the jobs firing. `busyCores`: the machine's, over these measures.
+   */
+  quiet: Measured<{ settleSeconds: number; busyCores: number; console: Measured<ConsoleRow[]>; configChange: ScaleBenchResult['configChange']; failover: Measured<FailoverScaleRow[]> }> | undefined;
   memory: Array<{ what: string; processes: number; peakMb: number; rssMb: number }>;
   /** ZooKeeper connection trouble the executors logged over the run: links suspended, sessions lost. */
   connection: { suspended: number; lost: number };
@@ -346,6 +359,32 @@ async function measureTransactions(p: Platform, jobs: number, shards: number, se
   };
 }
 
+/** Once a year: a cron that does not fire while the bench runs. */
+const QUIET_CRON = '0 0 0 1 1 *';
+
+/**
+ * Quiets the jobs: every job's cron moved to {@link QUIET_CRON} (a compare-and-set each), then
+ * waits until the machine has settled (under a quarter of its cores busy over 3 s; at most 90 s).
+ * Resolves with the seconds it took.
+ */
+async function quietJobs(p: Platform, jobs: number): Promise<number> {
+  const t0 = performance.now();
+  await pool(jobs, CONCURRENCY, async (i) => {
+    const path = paths.job(NS, jobName(i));
+    const { data, stat } = await p.zk.get(path);
+    const config = JSON.parse(data!.toString()) as Record<string, unknown>;
+    await p.zk.set(path, encodeJson({ ...config, cron: QUIET_CRON }), stat.version);
+  });
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const m0 = machineSeconds();
+    await waitUntil(Date.now() + 3000);
+    const m1 = machineSeconds();
+    if ((m1.busy - m0.busy) / (m1.total - m0.total) < 0.25 || Date.now() > deadline) break;
+  }
+  return (performance.now() - t0) / 1000;
+}
+
 /** The allocator's rounds so far, as it logs them (`allocation written`). */
 function allocatorRounds(allocator: RunningProcess): Array<{ time: number; durationMs: number; jobsWritten: number }> {
   const out: Array<{ time: number; durationMs: number; jobsWritten: number }> = [];
@@ -510,6 +549,8 @@ async function probeSettled(p: Platform): Promise<void> {
 async function failoverTrials(p: Platform, kill: 'process' | 'host', trials: number, ledger: string, sessionSeconds: number): Promise<FailoverScaleRow> {
   const totals: number[] = [];
   const detection: number[] = [];
+  const assigned: number[] = [];
+  const applied: number[] = [];
   for (let trial = 0; trial < trials; trial += 1) {
     await probeSettled(p);
     const before = readLedger(ledger).runs.length;
@@ -546,12 +587,15 @@ async function failoverTrials(p: Platform, kill: 'process' | 'host', trials: num
       startedAt = rerun.start;
     }, { timeoutMs: sessionSeconds * 1000 + 30_000, intervalMs: 5 });
     totals.push(startedAt - killedAt);
+    // The nodes' mtimes are the server's clock: this machine's, as killedAt is.
+    assigned.push((await p.zk.exists(paths.jobAssignment(NS, PROBE)))!.mtime - killedAt);
+    applied.push((await p.zk.exists(paths.jobApplied(NS, PROBE)))!.mtime - killedAt);
     await stopJob(p.zk, NS, PROBE);
     await victimProcess.exited;
     await p.startReal(victim);
   }
   const overlaps = checkLedger(readLedger(ledger).runs, [], []).overlaps.length;
-  return { kill, sessionSeconds, trials, total: distribution(totals), detection: distribution(detection), overlaps };
+  return { kill, sessionSeconds, trials, total: distribution(totals), detection: distribution(detection), assigned: distribution(assigned), applied: distribution(applied), overlaps };
 }
 
 /** The process groups an executor's orphan records (`<data-dir>/pgroups/`) name: its shell runs in progress. */
@@ -587,7 +631,7 @@ function spread(names: readonly string[], hosts: number): string[][] {
 
 const DEFAULTS: Required<ScaleBenchOptions> = {
   jobs: 10_000, shards: 3, executors: 100, realExecutors: 2, hosts: 25, compareExecutors: 20,
-  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 30, tickMs: 500,
+  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 30, tickMs: 500, quiet: true,
 };
 
 /**
@@ -707,6 +751,33 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     }
     progress(began, 'failover trials done');
     const memory = memoryFigures(p);
+
+    // The same measures with the jobs quiet (see ScaleBenchResult.quiet).
+    let quiet: ScaleBenchResult['quiet'];
+    if (o.quiet) {
+      try {
+        if (!p.console) throw new Error('the console did not run');
+        const settleSeconds = await quietJobs(p, o.jobs);
+        progress(began, `jobs quiet after ${settleSeconds.toFixed(1)} s`);
+        const url = (JSON.parse(p.console.lines.find((l) => l.includes('"msg":"console started"'))!) as { url: string }).url;
+        const auth = await apiToken(url);
+        const m0 = machineSeconds();
+        const consoleRows = await measureConsole(url, auth, o.jobs, o.consoleSeconds).catch((error: unknown) => ({ error: errorText(error) }));
+        const quietConfig = await measureConfigChange(p, url, auth, o.jobs, o.configTrials).catch((error: unknown) => ({ error: errorText(error) }));
+        let quietFailover: Measured<FailoverScaleRow[]>;
+        try {
+          quietFailover = [];
+          for (const kill of ['process', 'host'] as const) quietFailover.push(await failoverTrials(p, kill, o.failoverTrials, ledger, o.sessionSeconds));
+        } catch (error) {
+          quietFailover = { error: errorText(error) };
+        }
+        const m1 = machineSeconds();
+        quiet = { settleSeconds, busyCores: ((m1.busy - m0.busy) / (m1.total - m0.total)) * cpus().length, console: consoleRows, configChange: quietConfig, failover: quietFailover };
+      } catch (error) {
+        quiet = { error: errorText(error) };
+      }
+      progress(began, 'quiet measures done');
+    }
     const states = executorEvents(p, 'zookeeper connection state');
     const connection = { suspended: states.filter((e) => e.state === 'SUSPENDED').length, lost: states.filter((e) => e.state === 'LOST').length };
 
@@ -727,7 +798,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance' },
       setup: { writeSeconds, executorsStartSeconds },
       allocation, cost, costWithConsole, costCompare, tx,
-      console: consoleResult, configChange, failover, memory, connection,
+      console: consoleResult, configChange, failover, quiet, memory, connection,
       totalSeconds: (Date.now() - began) / 1000,
     };
   } finally {
@@ -786,20 +857,26 @@ function scaleRows(r: ScaleBenchResult): string[] {
   rows.push(`| full allocation, wall: allocator spawn → every job's \`applied\` (the nodes' ctime; seen by polling) | ${f1(a.wallMs / 1000)} s (${f1(a.zkSeenMs / 1000)} s) | — | |`);
   const t = a.timeline;
   rows.push(`| … its course from the spawn: allocator leader / first round written / first, median, last job applied | ${[t.leaderMs, t.firstRoundMs, t.firstAppliedMs, t.medianAppliedMs, t.lastAppliedMs].map((v) => f1(v / 1000)).join(' / ')} s | — | |`);
-  if (isError(r.console)) rows.push(`| console job list | not measured: ${r.console.error} | ≤ ${SCALE_TARGETS.consoleListP99Ms} ms | |`);
-  else for (const c of r.console.rows) rows.push(`| console job list, ${c.route}: p50 / p99 / max (${f0(c.requests)} requests, ${c.failed} failed) | ${c.p50} / **${c.p99}** / ${c.max} ms | p99 ≤ ${SCALE_TARGETS.consoleListP99Ms} ms | ${met(c.p99 <= SCALE_TARGETS.consoleListP99Ms && c.failed === 0)} |`);
-  const cc = r.configChange;
+  rows.push(...latencyRows(isError(r.console) ? r.console : r.console.rows, r.configChange, r.failover));
+  return rows;
+}
+
+/** The console's job list, config changes and failover: rows of the scale table (loaded or quiet). */
+function latencyRows(consoleRows: Measured<ConsoleRow[]>, cc: ScaleBenchResult['configChange'], failover: ScaleBenchResult['failover']): string[] {
+  const rows: string[] = [];
+  if (isError(consoleRows)) rows.push(`| console job list | not measured: ${consoleRows.error} | ≤ ${SCALE_TARGETS.consoleListP99Ms} ms | |`);
+  else for (const c of consoleRows) rows.push(`| console job list, ${c.route}: p50 / p99 / max (${f0(c.requests)} requests, ${c.failed} failed) | ${c.p50} / **${c.p99}** / ${c.max} ms | p99 ≤ ${SCALE_TARGETS.consoleListP99Ms} ms | ${met(c.p99 <= SCALE_TARGETS.consoleListP99Ms && c.failed === 0)} |`);
   if (isError(cc)) rows.push(`| config change → its executors | not measured: ${cc.error} | ≤ 1 s | |`);
   else {
     rows.push(`| config change (console PUT) → each executor holding the job: p50 / p99 / max, ${cc.holders} (trial, executor) pairs, ${cc.missing} never seen | ${dist(cc.perExecutor)} ms | ≤ ${SCALE_TARGETS.configChangeMs} ms | ${met(cc.missing === 0 && cc.perExecutor.max <= SCALE_TARGETS.configChangeMs)} |`);
     rows.push(`| … the PUT itself (console → ZooKeeper → answer), ${cc.trials} trials | ${dist(cc.writeMs)} ms | — | |`);
   }
-  if (isError(r.failover)) rows.push(`| failover of one executor | not measured: ${r.failover.error} | | |`);
+  if (isError(failover)) rows.push(`| failover of one executor | not measured: ${failover.error} | | |`);
   else {
-    for (const f of r.failover) {
+    for (const f of failover) {
       const target = f.kill === 'process' ? SCALE_TARGETS.processFailoverP99Ms : f.sessionSeconds * 1000 + SCALE_TARGETS.sessionFailoverSlackMs;
       const label = f.kill === 'process' ? 'kill -9 of an executor process (its guard closes the session)' : `kill -9 of executor, guard and job (session of ${f.sessionSeconds} s expires)`;
-      rows.push(`| failover, ${label} → re-run start: p50 / p99 / max of ${f.trials} (detection p50 ${f0(f.detection.p50)} ms; ${f.overlaps} overlaps) | ${dist(f.total)} ms | p99 ≤ ${f0(target)} ms | ${met(f.total.p99 <= target && f.overlaps === 0)} |`);
+      rows.push(`| failover, ${label} → re-run start: p50 / p99 / max of ${f.trials} (p50 from the kill: presence gone ${f0(f.detection.p50)}, new assignment written ${f0(f.assigned.p50)}, \`applied\` written ${f0(f.applied.p50)} ms; ${f.overlaps} overlaps) | ${dist(f.total)} ms | p99 ≤ ${f0(target)} ms | ${met(f.total.p99 <= target && f.overlaps === 0)} |`);
     }
   }
   return rows;
@@ -830,12 +907,26 @@ export function renderScale(r: ScaleBenchResult): string {
   lines.push('|---|---|---|---|');
   lines.push(...scaleRows(r));
   lines.push('');
+  if (r.quiet) lines.push(...quietSection(r.quiet, r.settings.jobs));
   lines.push(`ZooKeeper links the executors saw suspended over the run: ${r.connection.suspended}; sessions lost: ${r.connection.lost}.`);
   lines.push('');
   lines.push(`Peak RSS (VmHWM) per process / RSS now of all of a kind: ${r.memory.map((m) => `${m.what} ${f0(m.peakMb)} / ${f0(m.rssMb)} MB (${m.processes})`).join('; ')}. ZooKeeper's data: ${f1(r.cost.dataBytes / 2 ** 20)} MB (mntr zk_approximate_data_size).`);
   lines.push('');
   lines.push(...reading(r));
   return lines.join('\n');
+}
+
+/** The same latencies with the jobs quiet: a second table. */
+function quietSection(q: NonNullable<ScaleBenchResult['quiet']>, jobs: number): string[] {
+  if (isError(q)) return [`**The same with the jobs quiet**: not measured: ${q.error}`, ''];
+  return [
+    `**The same with the jobs quiet** — every job's cron then moved to once a year (the machine settled ${f1(q.settleSeconds)} s after the first write): the same ${jobs.toLocaleString('en')} jobs, assignments, watches and executors, with ${q.busyCores.toFixed(2)} cores busy over these measures`,
+    '',
+    '| measure | figure | target | met? |',
+    '|---|---|---|---|',
+    ...latencyRows(q.console, q.configChange, q.failover),
+    '',
+  ];
 }
 
 function reading(r: ScaleBenchResult): string[] {
@@ -849,6 +940,20 @@ function reading(r: ScaleBenchResult): string[] {
   if (r.tx.machineBusyCores !== undefined && r.tx.cores !== undefined) {
     const saturated = r.tx.machineBusyCores >= 0.9 * r.tx.cores;
     out.push(`- While the jobs fired steadily (the transaction window) the machine had ${r.tx.machineBusyCores.toFixed(2)} of its ${r.tx.cores} cores busy (1-minute load average ${f1(r.tx.loadAverage ?? Number.NaN)})${saturated ? ': saturated — the console, config-change and failover figures here are latencies on a machine with no CPU to spare (all 100 executors, their 100 Node workers, ZooKeeper, the allocator and the console share it), not what a deployment with executors on their own hosts sees' : ''}.`);
+  }
+  const q = r.quiet && !isError(r.quiet) ? r.quiet : undefined;
+  if (q) {
+    const pairs: string[] = [];
+    const p99 = (v: Measured<{ p99: number }> | undefined): string => (v && !isError(v) ? f0(v.p99) : 'n/a');
+    const firstPage = (c: Measured<ConsoleRow[]> | Measured<{ rows: ConsoleRow[] }>): Measured<{ p99: number }> | undefined => (isError(c) ? c : (Array.isArray(c) ? c : c.rows)[0]);
+    pairs.push(`console first page ${p99(firstPage(r.console))} → ${p99(firstPage(q.console))} ms`);
+    const ccP99 = (cc: ScaleBenchResult['configChange']): Measured<{ p99: number }> => (isError(cc) ? cc : cc.perExecutor);
+    pairs.push(`config change ${p99(ccP99(r.configChange))} → ${p99(ccP99(q.configChange))} ms`);
+    for (const kill of ['process', 'host'] as const) {
+      const row = (f: ScaleBenchResult['failover']): Measured<{ p99: number }> | undefined => (isError(f) ? f : f.find((x) => x.kill === kill)?.total);
+      pairs.push(`${kill === 'process' ? 'process failover' : 'session-expiry failover'} ${p99(row(r.failover))} → ${p99(row(q.failover))} ms`);
+    }
+    out.push(`- p99 with the jobs firing → with them quiet: ${pairs.join('; ')}.`);
   }
   if (r.connection.suspended === 0 && r.connection.lost === 0) out.push('- No executor\'s ZooKeeper link dropped over the run.');
   else out.push(`- Executors' ZooKeeper links suspended ${r.connection.suspended} times and ${r.connection.lost} sessions were lost over the run: figures taken while links drop measure an overloaded machine (see the settings).`);
