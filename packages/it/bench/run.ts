@@ -54,8 +54,8 @@ const BENCHES: Bench[] = [
   {
     name: 'scale',
     title: 'Scale: 10,000 jobs × 3 shards × 100 executors on one ZooKeeper',
-    settings: () => ({ jobs: env('ORRERY_BENCH_SCALE_JOBS', 10_000), shards: 3, executors: 100 }),
-    run: (s) => runScaleBench({ jobs: s.jobs as number, shards: 3, executors: 100 }),
+    settings: () => ({ jobs: env('ORRERY_BENCH_SCALE_JOBS', 10_000), shards: 3, executors: 100, quiet: process.env.ORRERY_BENCH_SCALE_QUIET === '1' }),
+    run: (s) => runScaleBench({ jobs: s.jobs as number, shards: 3, executors: 100, quiet: s.quiet as boolean }),
     render: (r) => renderScale(r as Parameters<typeof renderScale>[0]),
   },
   {

@@ -25,7 +25,7 @@
  * warm worker, where a shell run forks the executor — 500 forks a second of 100-MB processes would
  * take more than this machine's two cores.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,7 +95,10 @@ export interface ScaleBenchOptions {
   embeddedSessionSeconds?: number;
   /** ZooKeeper's tickTime. */
   tickMs?: number;
-  /** Measure the console, config changes and failover again with the jobs quiet (default true). */
+  /**
+   * Measure the console, config changes and failover again with the jobs quiet (default false: at
+   * the full size, quieting 10,000 jobs under load takes minutes, past the bench's time budget).
+   */
   quiet?: boolean;
 }
 
@@ -124,9 +127,11 @@ export interface ConsoleRow { route: string; p50: number; p99: number; max: numb
 /**
  * One kind of kill's trials. The phases, each from the kill: `detection` (the victim's presence
  * gone), `assigned` (the allocator's new assignment of the probe written: its mtime), `applied`
- * (the probe's job leader's `applied` written: its mtime), `total` (the re-run's START).
+ * (the probe's job leader's `applied` written: its mtime), `total` (the re-run's START); `roundDone`:
+ * the allocator's round written (its log: every job, then the executors' summaries); `leader`: the
+ * survivor became the probe's job leader (its log).
  */
-export interface FailoverScaleRow { kill: 'process' | 'host'; sessionSeconds: number; trials: number; total: Distribution; detection: Distribution; assigned: Distribution; applied: Distribution; overlaps: number }
+export interface FailoverScaleRow { kill: 'process' | 'host'; sessionSeconds: number; trials: number; total: Distribution; detection: Distribution; assigned: Distribution; roundDone: Distribution; leader: Distribution; applied: Distribution; overlaps: number }
 
 /** A part that could not be measured says why. */
 export type Measured<T> = T | { error: string };
@@ -167,8 +172,10 @@ export interface ScaleBenchResult {
    */
   quiet: Measured<{ settleSeconds: number; busyCores: number; console: Measured<ConsoleRow[]>; configChange: ScaleBenchResult['configChange']; failover: Measured<FailoverScaleRow[]> }> | undefined;
   memory: Array<{ what: string; processes: number; peakMb: number; rssMb: number }>;
+  /** The allocator's or the console's death during the run (none expected): what, when, its last lines. */
+  deaths: string[];
   /** ZooKeeper connection trouble the executors logged over the run: links suspended, sessions lost. */
-  connection: { suspended: number; lost: number };
+  connection: { suspended: number; lost: number; lostBy?: string[] };
   totalSeconds: number;
 }
 
@@ -204,6 +211,19 @@ interface Platform {
   allocator?: RunningProcess;
   console?: RunningProcess;
   startReal(name: string): Promise<RunningProcess>;
+  /** The platform's processes that died before the bench stopped them: what, when, their last lines. */
+  deaths: string[];
+  stopping: boolean;
+}
+
+/** Records `proc`'s death in `p.deaths` (and on stderr) unless the bench is stopping it. */
+function watchDeath(p: Platform, proc: RunningProcess, what: string, began: number): void {
+  void proc.exited.then((code) => {
+    if (p.stopping) return;
+    const text = `${what} (pid ${proc.pid}) exited with code ${code} at +${Math.round((Date.now() - began) / 1000)} s; its last lines: ${proc.lines.slice(-8).map((l) => l.slice(0, 300)).join(' | ')}`;
+    p.deaths.push(text);
+    progress(began, text);
+  });
 }
 
 /** Log events of every executor: the hosts' kept events and the real executors' lines. */
@@ -551,6 +571,8 @@ async function failoverTrials(p: Platform, kill: 'process' | 'host', trials: num
   const detection: number[] = [];
   const assigned: number[] = [];
   const applied: number[] = [];
+  const leaders: number[] = [];
+  const roundsDone: number[] = [];
   for (let trial = 0; trial < trials; trial += 1) {
     await probeSettled(p);
     const before = readLedger(ledger).runs.length;
@@ -590,12 +612,19 @@ async function failoverTrials(p: Platform, kill: 'process' | 'host', trials: num
     // The nodes' mtimes are the server's clock: this machine's, as killedAt is.
     assigned.push((await p.zk.exists(paths.jobAssignment(NS, PROBE)))!.mtime - killedAt);
     applied.push((await p.zk.exists(paths.jobApplied(NS, PROBE)))!.mtime - killedAt);
+    // The survivor's log: when it became the probe's job leader (its runtime was new: the probe had no other executor).
+    const survivor = [...p.real].find(([n]) => n !== victim)?.[1];
+    const lead = survivor?.lines.map(parseLogLine).find((e) => e?.msg === 'became job leader' && e.job === PROBE && e.time >= killedAt);
+    leaders.push(lead ? lead.time - killedAt : Number.NaN);
+    if (process.env.ORRERY_BENCH_HOST_LOGS && survivor) writeFileSync(join(process.env.ORRERY_BENCH_HOST_LOGS, `survivor-${kill}-${trial}-${killedAt}.log`), survivor.lines.filter((l) => (parseLogLine(l)?.time ?? 0) >= killedAt - 2000).join('\n'));
+    const round = p.allocator ? allocatorRounds(p.allocator).find((r) => r.time >= killedAt) : undefined;
+    roundsDone.push(round ? round.time - killedAt : Number.NaN);
     await stopJob(p.zk, NS, PROBE);
     await victimProcess.exited;
     await p.startReal(victim);
   }
   const overlaps = checkLedger(readLedger(ledger).runs, [], []).overlaps.length;
-  return { kill, sessionSeconds, trials, total: distribution(totals), detection: distribution(detection), assigned: distribution(assigned), applied: distribution(applied), overlaps };
+  return { kill, sessionSeconds, trials, total: distribution(totals), detection: distribution(detection), assigned: distribution(assigned), roundDone: distribution(roundsDone.filter(Number.isFinite)), leader: distribution(leaders.filter(Number.isFinite)), applied: distribution(applied), overlaps };
 }
 
 /** The process groups an executor's orphan records (`<data-dir>/pgroups/`) name: its shell runs in progress. */
@@ -631,7 +660,7 @@ function spread(names: readonly string[], hosts: number): string[][] {
 
 const DEFAULTS: Required<ScaleBenchOptions> = {
   jobs: 10_000, shards: 3, executors: 100, realExecutors: 2, hosts: 25, compareExecutors: 20,
-  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 30, tickMs: 500, quiet: true,
+  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 30, tickMs: 500, quiet: false,
 };
 
 /**
@@ -649,7 +678,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
   const ledger = join(dir, 'ledger.txt');
   const all: RunningProcess[] = [];
   const p: Platform = {
-    server, zk, root, dir, hosts: [], real: new Map(),
+    server, zk, root, dir, hosts: [], real: new Map(), deaths: [], stopping: false,
     async startReal(name) {
       const proc = startProcess('orrery-executor', [
         '--zk', server.connectString, '--root', root, '--namespace', NS, '--name', name, '--data-dir', join(dir, name),
@@ -694,6 +723,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     const a0 = Date.now();
     p.allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'info']);
     all.push(p.allocator);
+    watchDeath(p, p.allocator, 'the allocator', began);
     const zkSeenAt = await waitApplied(p, jobNames, 600_000);
     const firstApplied = await appliedCreated(zk, jobNames);
     const rounds = allocatorRounds(p.allocator);
@@ -729,6 +759,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     try {
       const c = await startConsole(p);
       all.push(p.console!);
+      watchDeath(p, p.console!, 'the console', began);
       const auth = await apiToken(c.url);
       progress(began, `console healthy after ${c.startSeconds.toFixed(1)} s`);
       consoleResult = { startSeconds: c.startSeconds, rows: await measureConsole(c.url, auth, o.jobs, o.consoleSeconds) };
@@ -779,7 +810,8 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       progress(began, 'quiet measures done');
     }
     const states = executorEvents(p, 'zookeeper connection state');
-    const connection = { suspended: states.filter((e) => e.state === 'SUSPENDED').length, lost: states.filter((e) => e.state === 'LOST').length };
+    const lostEvents = states.filter((e) => e.state === 'LOST');
+    const connection = { suspended: states.filter((e) => e.state === 'SUSPENDED').length, lost: lostEvents.length, lostBy: lostEvents.map((e) => `${e.executor ?? '?'} at +${Math.round((e.time - began) / 1000)} s`) };
 
     // Fewer executors: the same jobs, the per-job cost again.
     let costCompare: ScaleBenchResult['costCompare'];
@@ -798,10 +830,11 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance' },
       setup: { writeSeconds, executorsStartSeconds },
       allocation, cost, costWithConsole, costCompare, tx,
-      console: consoleResult, configChange, failover, quiet, memory, connection,
+      console: consoleResult, configChange, failover, quiet, memory, connection, deaths: p.deaths,
       totalSeconds: (Date.now() - began) / 1000,
     };
   } finally {
+    p.stopping = true;
     await Promise.all(p.hosts.map((h) => h.stop()));
     await Promise.all(all.map((proc) => proc.stop(5000)));
     await zk.close().catch(() => undefined);
@@ -876,7 +909,7 @@ function latencyRows(consoleRows: Measured<ConsoleRow[]>, cc: ScaleBenchResult['
     for (const f of failover) {
       const target = f.kill === 'process' ? SCALE_TARGETS.processFailoverP99Ms : f.sessionSeconds * 1000 + SCALE_TARGETS.sessionFailoverSlackMs;
       const label = f.kill === 'process' ? 'kill -9 of an executor process (its guard closes the session)' : `kill -9 of executor, guard and job (session of ${f.sessionSeconds} s expires)`;
-      rows.push(`| failover, ${label} → re-run start: p50 / p99 / max of ${f.trials} (p50 from the kill: presence gone ${f0(f.detection.p50)}, new assignment written ${f0(f.assigned.p50)}, \`applied\` written ${f0(f.applied.p50)} ms; ${f.overlaps} overlaps) | ${dist(f.total)} ms | p99 ≤ ${f0(target)} ms | ${met(f.total.p99 <= target && f.overlaps === 0)} |`);
+      rows.push(`| failover, ${label} → re-run start: p50 / p99 / max of ${f.trials} (p50 from the kill: presence gone ${f0(f.detection.p50)}, new assignment written ${f0(f.assigned.p50)}, allocator's round written ${f0(f.roundDone.p50)}, survivor job leader ${f0(f.leader.p50)}, \`applied\` written ${f0(f.applied.p50)} ms; ${f.overlaps} overlaps) | ${dist(f.total)} ms | p99 ≤ ${f0(target)} ms | ${met(f.total.p99 <= target && f.overlaps === 0)} |`);
     }
   }
   return rows;
@@ -908,7 +941,8 @@ export function renderScale(r: ScaleBenchResult): string {
   lines.push(...scaleRows(r));
   lines.push('');
   if (r.quiet) lines.push(...quietSection(r.quiet, r.settings.jobs));
-  lines.push(`ZooKeeper links the executors saw suspended over the run: ${r.connection.suspended}; sessions lost: ${r.connection.lost}.`);
+  lines.push(`ZooKeeper links the executors saw suspended over the run: ${r.connection.suspended}; sessions lost: ${r.connection.lost}${r.connection.lostBy?.length ? ` (${r.connection.lostBy.join(', ')})` : ''}.`);
+  for (const d of r.deaths ?? []) lines.push('', `**Died during the run**: ${d}`);
   lines.push('');
   lines.push(`Peak RSS (VmHWM) per process / RSS now of all of a kind: ${r.memory.map((m) => `${m.what} ${f0(m.peakMb)} / ${f0(m.rssMb)} MB (${m.processes})`).join('; ')}. ZooKeeper's data: ${f1(r.cost.dataBytes / 2 ** 20)} MB (mntr zk_approximate_data_size).`);
   lines.push('');
