@@ -19,7 +19,10 @@ export const ERROR_CODES = {
   'operation-timeout': true,
   'session-expired': true,
   'session-moved': true,
-  'closing': false,
+  // A request still in flight when its handle closed: after a lost session the client closes the
+  // old handle and opens a new one, so the request was lost with the session, like `session-expired`.
+  // (After close() itself, a retry fails with `closed`, which is final.)
+  'closing': true,
   'not-connected': true,
   'auth-failed': false,
   'no-auth': false,
