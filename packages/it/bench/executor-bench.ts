@@ -91,6 +91,11 @@ function jobsPerFire(records: readonly RunRecordLite[]): Map<number, Set<string>
   return ranPerFire;
 }
 
+/** Whether the fire at `t` and the next one both ran for all `count` jobs: the steady state starts there. */
+function steadyAt(ran: ReadonlyMap<number, ReadonlySet<string>>, count: number, t: number): boolean {
+  return (ran.get(t)?.size ?? 0) === count && (ran.get(t + 1000)?.size ?? 0) === count;
+}
+
 /**
  * The first fire from `warmFrom` that, with the next one, ran for all `count` jobs, as seen by
  * reading the records once a second (a fire is judged once 1.5 s have passed since the next one);
@@ -101,9 +106,8 @@ async function firstSteadyFire(dataDir: string, count: number, warmFrom: number,
   while (t < latest) {
     await new Promise((r) => setTimeout(r, 1000));
     const ran = jobsPerFire(readRecords(dataDir));
-    const complete = (f: number): boolean => (ran.get(f)?.size ?? 0) === count;
     while (t < latest && Date.now() > t + 2500) {
-      if (complete(t) && complete(t + 1000)) return t;
+      if (steadyAt(ran, count, t)) return t;
       t += 1000;
     }
   }
@@ -137,9 +141,8 @@ async function lateness(server: ZooKeeperServer, scenario: string, count: number
   await s.close();
   progress(`${scenario}: measured from ${(seenStart - warmFrom) / 1000} s after it was applied; stopped in ${((Date.now() - c0) / 1000).toFixed(1)} s`);
   const ranPerFire = jobsPerFire(all);
-  const complete = (t: number): boolean => (ranPerFire.get(t)?.size ?? 0) === count;
   let start = warmFrom;
-  while (start < latest && !(complete(start) && complete(start + 1000))) start += 1000;
+  while (start < latest && !steadyAt(ranPerFire, count, start)) start += 1000;
   const end = start + seconds * 1000;
   const records = all.filter((r) => r.fireTime >= start && r.fireTime < end);
   const warm = new Set(all.filter((r) => r.fireTime >= warmFrom && r.fireTime < start).map((r) => `${r.job}@${r.fireTime}`));

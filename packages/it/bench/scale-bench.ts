@@ -382,6 +382,12 @@ async function measureTransactions(p: Platform, jobs: number, shards: number, se
   };
 }
 
+/** The machine's cores busy on average since `m0` (a {@link machineSeconds} reading). */
+function busyCoresSince(m0: { busy: number; total: number }): number {
+  const m1 = machineSeconds();
+  return ((m1.busy - m0.busy) / (m1.total - m0.total)) * cpus().length;
+}
+
 /** Once a year: a cron that does not fire while the bench runs. */
 const QUIET_CRON = '0 0 0 1 1 *';
 
@@ -402,8 +408,7 @@ async function quietJobs(p: Platform, jobs: number): Promise<number> {
   for (;;) {
     const m0 = machineSeconds();
     await waitUntil(Date.now() + 3000);
-    const m1 = machineSeconds();
-    if ((m1.busy - m0.busy) / (m1.total - m0.total) < 0.25 || Date.now() > deadline) break;
+    if (busyCoresSince(m0) < 0.25 * cpus().length || Date.now() > deadline) break;
   }
   return (performance.now() - t0) / 1000;
 }
@@ -759,30 +764,35 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     let consoleResult: ScaleBenchResult['console'];
     let costWithConsole: ScaleBenchResult['costWithConsole'];
     let configChange: ScaleBenchResult['configChange'];
+    /** The console's URL and an API token's header (set once it runs): the quiet pass uses them again. */
+    let api: { url: string; auth: string } | undefined;
     try {
       const c = await startConsole(p);
       all.push(p.console!);
       watchDeath(p, p.console!, 'the console', began);
-      const auth = await apiToken(c.url);
+      api = { url: c.url, auth: await apiToken(c.url) };
       progress(began, `console healthy after ${c.startSeconds.toFixed(1)} s`);
-      consoleResult = { startSeconds: c.startSeconds, rows: await measureConsole(c.url, auth, o.jobs, o.consoleSeconds) };
+      consoleResult = { startSeconds: c.startSeconds, rows: await measureConsole(api.url, api.auth, o.jobs, o.consoleSeconds) };
       costWithConsole = await measureCost(p, base, o.jobs, o.executors).catch((error: unknown) => ({ error: errorText(error) }));
-      configChange = await measureConfigChange(p, c.url, auth, o.jobs, o.configTrials).catch((error: unknown) => ({ error: errorText(error) }));
+      configChange = await measureConfigChange(p, api.url, api.auth, o.jobs, o.configTrials).catch((error: unknown) => ({ error: errorText(error) }));
     } catch (error) {
       consoleResult = { error: errorText(error) };
       costWithConsole = { error: 'the console did not run' };
       configChange = { error: 'the console did not run' };
     }
 
-    // Failover of a real executor process at scale.
-    let failover: ScaleBenchResult['failover'];
-    try {
-      if (o.realExecutors < 2) throw new Error('needs 2 real executors');
-      failover = [];
-      for (const kill of ['process', 'host'] as const) failover.push(await failoverTrials(p, kill, o.failoverTrials, ledger, o.sessionSeconds));
-    } catch (error) {
-      failover = { error: errorText(error) };
-    }
+    // Failover of a real executor process at scale: each kind of kill.
+    const allFailoverTrials = async (): Promise<ScaleBenchResult['failover']> => {
+      try {
+        if (o.realExecutors < 2) throw new Error('needs 2 real executors');
+        const rows: FailoverScaleRow[] = [];
+        for (const kill of ['process', 'host'] as const) rows.push(await failoverTrials(p, kill, o.failoverTrials, ledger, o.sessionSeconds));
+        return rows;
+      } catch (error) {
+        return { error: errorText(error) };
+      }
+    };
+    const failover = await allFailoverTrials();
     progress(began, 'failover trials done');
     const memory = memoryFigures(p);
 
@@ -790,23 +800,14 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     let quiet: ScaleBenchResult['quiet'];
     if (o.quiet) {
       try {
-        if (!p.console) throw new Error('the console did not run');
+        if (!api) throw new Error('the console did not run');
         const settleSeconds = await quietJobs(p, o.jobs);
         progress(began, `jobs quiet after ${settleSeconds.toFixed(1)} s`);
-        const url = (JSON.parse(p.console.lines.find((l) => l.includes('"msg":"console started"'))!) as { url: string }).url;
-        const auth = await apiToken(url);
         const m0 = machineSeconds();
-        const consoleRows = await measureConsole(url, auth, o.jobs, o.consoleSeconds).catch((error: unknown) => ({ error: errorText(error) }));
-        const quietConfig = await measureConfigChange(p, url, auth, o.jobs, o.configTrials).catch((error: unknown) => ({ error: errorText(error) }));
-        let quietFailover: Measured<FailoverScaleRow[]>;
-        try {
-          quietFailover = [];
-          for (const kill of ['process', 'host'] as const) quietFailover.push(await failoverTrials(p, kill, o.failoverTrials, ledger, o.sessionSeconds));
-        } catch (error) {
-          quietFailover = { error: errorText(error) };
-        }
-        const m1 = machineSeconds();
-        quiet = { settleSeconds, busyCores: ((m1.busy - m0.busy) / (m1.total - m0.total)) * cpus().length, console: consoleRows, configChange: quietConfig, failover: quietFailover };
+        const consoleRows = await measureConsole(api.url, api.auth, o.jobs, o.consoleSeconds).catch((error: unknown) => ({ error: errorText(error) }));
+        const quietConfig = await measureConfigChange(p, api.url, api.auth, o.jobs, o.configTrials).catch((error: unknown) => ({ error: errorText(error) }));
+        const quietFailover = await allFailoverTrials();
+        quiet = { settleSeconds, busyCores: busyCoresSince(m0), console: consoleRows, configChange: quietConfig, failover: quietFailover };
       } catch (error) {
         quiet = { error: errorText(error) };
       }
