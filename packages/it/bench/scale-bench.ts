@@ -285,7 +285,10 @@ async function waitApplied(p: Platform, names: readonly string[], timeoutMs: num
       assertHostsAlive(p);
       if (Date.now() > deadline) throw new Error(`${pending.length} jobs not applied within ${timeoutMs / 1000} s (e.g. ${pending.slice(0, 3).join(', ')})`);
       pending = await pendingJobs(zk, pending, live);
-      if (pending.length > 0) await new Promise((r) => setTimeout(r, 200));
+      // Seconds apart: a pass reads two nodes of every pending job — 20,000 reads at first — and
+      // back to back those passes took ZooKeeper's time from the executors being measured. (The
+      // figures come from the nodes' times, not from when this loop saw them.)
+      if (pending.length > 0) await new Promise((r) => setTimeout(r, 2000));
     }
     const seenAt = Date.now();
     if ((await pendingJobs(zk, names, live)).length === 0) return seenAt;
@@ -659,6 +662,12 @@ function memoryFigures(p: Platform): ScaleBenchResult['memory'] {
   return rows;
 }
 
+/** ORRERY_BENCH_CPU_PROF=DIR: the real executors and the allocator write V8 CPU profiles to DIR when they exit. */
+function profiled(): { nodeFlags?: string[] } {
+  const dir = process.env.ORRERY_BENCH_CPU_PROF;
+  return dir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] } : {};
+}
+
 /** Splits `names` over `hosts` processes (round robin keeps each host's share even). */
 function spread(names: readonly string[], hosts: number): string[][] {
   const out: string[][] = Array.from({ length: hosts }, () => []);
@@ -692,7 +701,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
         '--zk', server.connectString, '--root', root, '--namespace', NS, '--name', name, '--data-dir', join(dir, name),
         '--jobs', JOBS_DIR, '--node-workers', '1', '--session-timeout', String(o.sessionSeconds), '--kill-grace', '1',
         '--http-port', String(await freePort()), '--http-host', '127.0.0.1',
-      ]);
+      ], {}, profiled());
       all.push(proc);
       p.real.set(name, proc);
       await proc.waitForLine(/"executor started"/, 120_000);
@@ -729,7 +738,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     // Full allocation: the allocator's spawn → every job applied.
     const jobNames = [...Array.from({ length: o.jobs }, (_, i) => jobName(i)), PROBE];
     const a0 = Date.now();
-    p.allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'info']);
+    p.allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'info'], {}, profiled());
     all.push(p.allocator);
     watchDeath(p, p.allocator, 'the allocator', began);
     const zkSeenAt = await waitApplied(p, jobNames, 600_000);

@@ -47,13 +47,15 @@ export interface StartProcessOptions {
    * network namespace (`ip` execs the bin, which keeps the pid and the IPC channel).
    */
   prefix?: readonly string[];
+  /** Flags for Node itself, before the bin's script (`--cpu-prof`, which NODE_OPTIONS does not allow); not for `orrery-console`. */
+  nodeFlags?: readonly string[];
 }
 
 /** Starts a bin of this repository with node. */
 export function startProcess(bin: keyof typeof BINS, args: readonly string[], env: Record<string, string> = {}, options: StartProcessOptions = {}): RunningProcess {
   // The IPC channel ties the process to this one: the bins stop when it closes (this process died).
   const script = BINS[bin];
-  const [bare, bareArgv] = script.endsWith('.js') ? [process.execPath, [script, ...args]] : [script, [...args]];
+  const [bare, bareArgv] = script.endsWith('.js') ? [process.execPath, [...(options.nodeFlags ?? []), script, ...args]] : [script, [...args]];
   const [command, argv] = options.prefix && options.prefix.length > 0 ? [options.prefix[0]!, [...options.prefix.slice(1), bare, ...bareArgv]] : [bare, bareArgv];
   const child: ChildProcess = spawn(command, argv, {
     stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']), // not this process's ZooKeeper sockets
