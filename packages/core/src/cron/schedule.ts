@@ -54,12 +54,20 @@ export function cronIssues(cron: unknown, field = 'cron'): ValidationIssue[] {
 
 /**
  * How many expressions' verdicts {@link cronIssues} keeps (oldest dropped first). Parsing one costs
- * about 0.2–0.5 ms (cron-parser and luxon's zone handling); an executor starting with 1,000 jobs
+ * about 0.1–0.2 ms (cron-parser and luxon); an executor starting with 1,000 jobs
  * checks each job's expression when it reads the config and again when it compiles the schedule,
  * and most jobs share a few expressions.
  */
 const CHECKED_CRONS_KEPT = 1024;
 const checkedCrons = new Map<string, ValidationIssue[]>();
+
+/**
+ * Every expression is read in UTC (wall times, see below). `currentDate: 0` because without one
+ * cron-parser starts from luxon's "now" in the system zone, whose name luxon looks up through a
+ * new `Intl.DateTimeFormat` each time: that made a parse 2–4 × slower (0.34 ms against 0.1–0.16 ms),
+ * and an executor given 300 jobs parses 300. Every use moves the iterator first (`reset`).
+ */
+const PARSE_OPTIONS = { tz: 'UTC', currentDate: 0 } as const;
 
 function parseIssues(cron: string, field: string): ValidationIssue[] {
   const fields = cron.trim().split(/\s+/);
@@ -67,7 +75,7 @@ function parseIssues(cron: string, field: string): ValidationIssue[] {
     return [{ field, rule: 'cron', message: `${field}: '${cron}' must have 5 fields (min hour day month weekday) or 6 (with seconds first), not ${fields.length}` }];
   }
   try {
-    CronExpressionParser.parse(cron, { tz: 'UTC' });
+    CronExpressionParser.parse(cron, PARSE_OPTIONS);
     return [];
   } catch (error) {
     return [{ field, rule: 'cron', message: `${field}: '${cron}' is not a valid cron expression: ${(error as Error).message}` }];
@@ -88,7 +96,7 @@ export function createSchedule(spec: ScheduleSpec): Schedule {
 
   // The next matching wall time strictly after wall time `wallMs` (both read as UTC). Parsed once;
   // `reset` moves the iterator (a fresh parse costs ~4× more).
-  const iterator = CronExpressionParser.parse(expression, { tz: 'UTC' });
+  const iterator = CronExpressionParser.parse(expression, PARSE_OPTIONS);
   const nextWall = (wallMs: number): number => {
     iterator.reset(new Date(wallMs));
     return iterator.next().getTime();
