@@ -11,8 +11,12 @@
  *   must not depend on the executor count.
  * - Scale run: full allocation (the allocator started once every executor is online: its own
  *   round time from its log, the pure `allocate()` on the same cluster timed in this process before
- *   anything runs, and the wall time from its spawn until every job's `applied` exists — from the job leaders' log
- *   lines, checked on ZooKeeper); the console's paged job list under 10 concurrent clients
+ *   anything runs, and the wall time from its spawn until every job's `applied` exists — the
+ *   nodes' creation times, checked on ZooKeeper). The jobs are written quiet (once a year) and set
+ *   firing once allocated: on one machine the runs of the jobs applied first would take the CPU
+ *   the allocation of the rest needs — load a deployment spreads over 100 hosts — and at this size
+ *   that starved the embedded instances into self-fencing. Everything after is measured with every
+ *   job firing, from a minute after the switch. Then the console's paged job list under 10 concurrent clients
  *   (autocannon); a config change made through the console API until every executor holding the
  *   job logs `job schedule changed` (their pino times); kill -9 failover of a real `orrery-executor`
  *   process, alone (its fence guard closes its session) and with its guard and job (the session
@@ -142,7 +146,8 @@ export type Measured<T> = T | { error: string };
 /** What {@link runScaleBench} measured. */
 export interface ScaleBenchResult {
   settings: Required<ScaleBenchOptions> & { jobType: string };
-  setup: { writeSeconds: number; executorsStartSeconds: number };
+  /** `firingSeconds`: from moving every cron to firing until every job's new schedule reached an executor (absent in older results: the jobs were written firing). */
+  setup: { writeSeconds: number; executorsStartSeconds: number; firingSeconds?: number };
   allocation: {
     /** Allocator spawn → the last job's `applied` created (the nodes' ctime, the server's clock). */
     wallMs: number;
@@ -188,12 +193,18 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 const progress = (began: number, text: string): void => void process.stderr.write(`scale bench +${Math.round((Date.now() - began) / 1000)} s: ${text}\n`);
 const waitUntil = (t: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
 
-/** The bench's job `i`: a Node no-op of `shards` shards firing at second `i % 60` of every minute. */
+/** Once a year: a cron that does not fire while the bench runs. */
+const QUIET_CRON = '0 0 0 1 1 *';
+
+/** Job `i`'s cron while measured: firing at second `i % 60` of every minute. */
+const firingCron = (i: number): string => `${i % 60} * * * * *`;
+
+/** The bench's job `i`: a Node no-op of `shards` shards, written quiet (see {@link QUIET_CRON}). */
 function scaleJob(i: number, shards: number): Record<string, unknown> {
-  return { name: jobName(i), type: 'node', handler: 'noop', cron: `${i % 60} * * * * *`, shardingTotalCount: shards, enabled: true };
+  return { name: jobName(i), type: 'node', handler: 'noop', cron: QUIET_CRON, shardingTotalCount: shards, enabled: true };
 }
 
-/** Writes the namespace: `jobs` job configs and the failover probe (no assignment: the allocator's job). */
+/** Writes the namespace: `jobs` job configs, quiet, and the failover probe (no assignment: the allocator's job). */
 async function writeJobs(zk: ZkClient, jobs: number, shards: number, ledger: string): Promise<void> {
   await createNamespace(zk, NS);
   await zk.mkdirp(paths.jobs(NS));
@@ -391,8 +402,33 @@ function busyCoresSince(m0: { busy: number; total: number }): number {
   return ((m1.busy - m0.busy) / (m1.total - m0.total)) * cpus().length;
 }
 
-/** Once a year: a cron that does not fire while the bench runs. */
-const QUIET_CRON = '0 0 0 1 1 *';
+/** Moves every job's cron to `cronOf(i)`, a compare-and-set each. */
+async function setCrons(p: Platform, jobs: number, cronOf: (i: number) => string): Promise<void> {
+  await pool(jobs, CONCURRENCY, async (i) => {
+    const path = paths.job(NS, jobName(i));
+    const { data, stat } = await p.zk.get(path);
+    const config = JSON.parse(data!.toString()) as Record<string, unknown>;
+    await p.zk.set(path, encodeJson({ ...config, cron: cronOf(i) }), stat.version);
+  });
+}
+
+/**
+ * Starts the jobs firing: every cron moved to {@link firingCron}, then waits until every job's new
+ * schedule reached one of its executors (`job schedule changed`; at most 180 s) and one minute more,
+ * so that every shard has fired once (a shard's first fire creates its node) before anything is
+ * measured. Resolves with the seconds until the schedules arrived.
+ */
+async function startFiring(p: Platform, jobs: number): Promise<number> {
+  const t0 = Date.now();
+  await setCrons(p, jobs, firingCron);
+  await eventually(() => {
+    const changed = new Set(executorEvents(p, 'job schedule changed').filter((e) => e.time >= t0).map((e) => e.job));
+    if (changed.size < jobs) throw new Error(`${jobs - changed.size} jobs' new schedule not seen by an executor`);
+  }, { timeoutMs: 180_000, intervalMs: 1000 });
+  const seconds = (Date.now() - t0) / 1000;
+  await waitUntil(Date.now() + 60_000);
+  return seconds;
+}
 
 /**
  * Quiets the jobs: every job's cron moved to {@link QUIET_CRON} (a compare-and-set each), then
@@ -401,12 +437,7 @@ const QUIET_CRON = '0 0 0 1 1 *';
  */
 async function quietJobs(p: Platform, jobs: number): Promise<number> {
   const t0 = performance.now();
-  await pool(jobs, CONCURRENCY, async (i) => {
-    const path = paths.job(NS, jobName(i));
-    const { data, stat } = await p.zk.get(path);
-    const config = JSON.parse(data!.toString()) as Record<string, unknown>;
-    await p.zk.set(path, encodeJson({ ...config, cron: QUIET_CRON }), stat.version);
-  });
+  await setCrons(p, jobs, () => QUIET_CRON);
   const deadline = Date.now() + 90_000;
   for (;;) {
     const m0 = machineSeconds();
@@ -762,6 +793,8 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       computeWarmMs: compute.warmMs,
     };
     progress(began, `allocated in ${allocation.wallMs} ms (seen on ZooKeeper after ${allocation.zkSeenMs} ms), rounds ${allocation.roundsMs.join(', ')} ms`);
+    const firingSeconds = await startFiring(p, o.jobs);
+    progress(began, `every job firing once a minute (the new schedules reached the executors in ${firingSeconds.toFixed(1)} s, then a minute of firing)`);
 
     // Steady: nothing created any more; then the cost and the transaction window.
     // (the cost after the window: every shard has fired once, so every shard node exists).
@@ -841,7 +874,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     }
     return {
       settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance' },
-      setup: { writeSeconds, executorsStartSeconds },
+      setup: { writeSeconds, executorsStartSeconds, firingSeconds },
       allocation, cost, costWithConsole, costCompare, tx,
       console: consoleResult, configChange, failover, quiet, memory, connection, deaths: p.deaths,
       totalSeconds: (Date.now() - began) / 1000,
@@ -941,7 +974,7 @@ function latencyRows(consoleRows: Measured<ConsoleRow[]>, cc: ScaleBenchResult['
 export function renderScale(r: ScaleBenchResult): string {
   const s = r.settings;
   const lines: string[] = [];
-  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT); ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s).`);
+  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT); ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s${r.setup.firingSeconds !== undefined ? `; the jobs were written quiet, allocated, then set firing — the new schedules reached the executors in ${f1(r.setup.firingSeconds)} s — and measured from a minute after that` : ''}).`);
   lines.push('');
   lines.push('**ZooKeeper cost per job** (znodes: mntr delta from before the namespace; watches: mntr zk_watch_count, all holders; transactions: Zxid delta over the window)');
   lines.push('');
@@ -992,7 +1025,7 @@ function reading(r: ScaleBenchResult): string[] {
   if (r.costCompare && !isError(r.costCompare)) out.push(`- With ${r.costCompare.executors} executors instead of ${c.executors} the executors' watches per job are ${f1(r.costCompare.perJob.executorWatches)} against ${f1(c.perJob.executorWatches)}: the per-job cost does not grow with the executor count.`);
   out.push(`- ${f1(r.tx.perMinutePerJob)} transactions per minute per job: two writes per shard run (claim, completion) × ${r.settings.shards} shards firing once a minute; ${f0(r.tx.shardsRan)} of ${f0(r.tx.shards)} shards had a fire in the window.`);
   const t = r.allocation.timeline;
-  out.push(`- The allocator's compute is ${f0(r.allocation.computeWarmMs)} ms warm for ${r.settings.jobs.toLocaleString('en')} × ${r.settings.shards} × ${r.settings.executors}, its whole first round (reads, compute, ${f0(r.allocation.jobsWritten)} compare-and-set writes) ${f0(r.allocation.roundsMs[0] ?? Number.NaN)} ms; the first job is applied ${f1((t.firstAppliedMs - t.firstRoundMs) / 1000)} s after that round and the last ${f1((t.lastAppliedMs - t.firstRoundMs) / 1000)} s after it: the wall time is the executors' side (every job's runtime on 3 executors, its leader latch, its leader's checks and \`applied\` write), on the same two cores as the firing jobs.`);
+  out.push(`- The allocator's compute is ${f0(r.allocation.computeWarmMs)} ms warm for ${r.settings.jobs.toLocaleString('en')} × ${r.settings.shards} × ${r.settings.executors}, its whole first round (reads, compute, ${f0(r.allocation.jobsWritten)} compare-and-set writes) ${f0(r.allocation.roundsMs[0] ?? Number.NaN)} ms; the first job is applied ${f1((t.firstAppliedMs - t.firstRoundMs) / 1000)} s after that round and the last ${f1((t.lastAppliedMs - t.firstRoundMs) / 1000)} s after it: the wall time is the executors' side (every job's runtime on 3 executors, its leader latch, its leader's checks and \`applied\` write)${r.setup.firingSeconds !== undefined ? ', with the jobs quiet' : ', on the same two cores as the firing jobs'}.`);
   if (r.tx.machineBusyCores !== undefined && r.tx.cores !== undefined) {
     const saturated = r.tx.machineBusyCores >= 0.9 * r.tx.cores;
     out.push(`- While the jobs fired steadily (the transaction window) the machine had ${r.tx.machineBusyCores.toFixed(2)} of its ${r.tx.cores} cores busy (1-minute load average ${f1(r.tx.loadAverage ?? Number.NaN)})${saturated ? ': saturated — the console, config-change and failover figures here are latencies on a machine with no CPU to spare (all 100 executors, their 100 Node workers, ZooKeeper, the allocator and the console share it), not what a deployment with executors on their own hosts sees' : ''}.`);
