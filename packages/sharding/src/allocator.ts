@@ -368,44 +368,24 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     const allocatorEpoch = epoch!;
     const writtenAt = now();
     let jobsWritten = 0;
-    // 1. The jobs whose assignment changed and the summaries of the executors those changes touch
-    //    — all together: each is its own compare-and-set, and the ZooKeeper client bounds how many
-    //    are outstanding (one after another, an executor's death at 10,000 jobs cost seconds of
-    //    round trips before its shards moved). The summaries go first: an executor that gains a
-    //    job it was not in (a failover's new owner) must join the job's latch before anything can
-    //    run there, and that no longer waits for every assignment of the round. A failed write
-    //    fails the round as before, once every write of the step is answered (none is left in
-    //    flight to land after the next round's); those that succeeded are remembered and the retry
-    //    goes on from them. A summary that briefly disagrees with an assignment is harmless: items
-    //    run where `applied` and the summary agree.
+    // 1. The jobs whose assignment changed — together: each is its own compare-and-set, and the
+    //    ZooKeeper client bounds how many are outstanding (one after another, an executor's death
+    //    at 10,000 jobs cost seconds of round trips before its shards moved). A failed write fails
+    //    the round as before, once every write of the step is answered (none is left in flight to
+    //    land after the next round's); those that succeeded are remembered and the retry goes on from them.
+    //    The summaries come second on purpose: written together with the assignments (summaries
+    //    first), the first round of a full allocation of 10,000 jobs × 3 on 100 executors took 33 s
+    //    (7 s in this order) — every executor started its 300 jobs' runtimes at once and their
+    //    requests queued the allocator's own writes behind them.
     const inCluster = new Set(cluster.jobs.map((j) => j.name));
-    const epochs = new Map<string, number>();
-    for (const name of changed) epochs.set(name, (state.assignments.get(name)?.epoch ?? 0) + 1);
-    const summaries = new Map<string, ExecutorAssignment>([...affected].map((e) => [e, { allocatorEpoch, jobs: {}, writtenAt }]));
-    for (const [name, job] of Object.entries(next.jobs)) {
-      for (const [executor, items] of Object.entries(job.items)) {
-        const summary = summaries.get(executor);
-        if (summary && items.length > 0) summary.jobs[name] = { epoch: epochs.get(name) ?? state.assignments.get(name)?.epoch ?? 0, items };
-      }
-    }
-    let executorsWritten = 0;
-    const summaryWrites = [...summaries].map(async ([executor, summary]) => {
-      const version = await writeNode(paths.executorAssignment(namespace, executor), summary, state.summaries.get(executor), allocatorEpoch);
-      if (version === undefined) {
-        state.summaries.delete(executor); // the executor's node was removed
-        return;
-      }
-      state.summaries.set(executor, version);
-      executorsWritten += 1;
-    });
-    const jobWrites = [...changed].map(async (name) => {
+    await allAnswered([...changed].map(async (name) => {
       const job = next.jobs[name];
       if (!job || !inCluster.has(name)) {
         state.assignments.delete(name);
         return; // a deleted job: its node went with it
       }
       const last = state.assignments.get(name);
-      const value: Assignment = { epoch: epochs.get(name)!, allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
+      const value: Assignment = { epoch: (last?.epoch ?? 0) + 1, allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
       const version = await writeNode(paths.jobAssignment(namespace, name), value, last?.version, allocatorEpoch);
       if (version === undefined) {
         state.assignments.delete(name); // deleted meanwhile: the next round drops it
@@ -413,9 +393,26 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       }
       state.assignments.set(name, { epoch: value.epoch, version });
       jobsWritten += 1;
-    });
-    await allAnswered([...summaryWrites, ...jobWrites]);
-    // 2. The namespace's members and round.
+    }));
+    // 2. The summaries of the executors those changes touch (once every job above is written).
+    const summaries = new Map<string, ExecutorAssignment>([...affected].map((e) => [e, { allocatorEpoch, jobs: {}, writtenAt }]));
+    for (const [name, job] of Object.entries(next.jobs)) {
+      for (const [executor, items] of Object.entries(job.items)) {
+        const summary = summaries.get(executor);
+        if (summary && items.length > 0) summary.jobs[name] = { epoch: state.assignments.get(name)?.epoch ?? 0, items };
+      }
+    }
+    let executorsWritten = 0;
+    await allAnswered([...summaries].map(async ([executor, summary]) => {
+      const version = await writeNode(paths.executorAssignment(namespace, executor), summary, state.summaries.get(executor), allocatorEpoch);
+      if (version === undefined) {
+        state.summaries.delete(executor); // the executor's node was removed
+        return;
+      }
+      state.summaries.set(executor, version);
+      executorsWritten += 1;
+    }));
+    // 3. The namespace's members and round.
     assertLeader();
     const shardingValue = { allocatorEpoch, members: next.members, round: state.round + 1, writtenAt };
     state.stateVersion = await writeNode(paths.namespaceSharding(namespace), shardingValue, state.stateVersion, allocatorEpoch);
