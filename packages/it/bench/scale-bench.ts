@@ -98,6 +98,8 @@ export interface ScaleBenchOptions {
    * allocated; at 10 s they fence themselves (an honest fence: no answered probe for 7 s), the
    * fence kills the Node workers of the runs in progress, and starting those again (0.2–0.7 s of
    * CPU each) stalls them further — a spiral that measures the machine, not ZooKeeper's cost.
+   * At 30 s it still happened in a full allocation: every instance's probe waited 24 s while
+   * 30,000 runtimes started at once on the two cores.
    */
   embeddedSessionSeconds?: number;
   /** ZooKeeper's tickTime. */
@@ -708,7 +710,7 @@ function spread(names: readonly string[], hosts: number): string[][] {
 
 const DEFAULTS: Required<ScaleBenchOptions> = {
   jobs: 10_000, shards: 3, executors: 100, realExecutors: 2, hosts: 25, compareExecutors: 20,
-  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 30, tickMs: 500, quiet: false,
+  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 60, tickMs: 500, quiet: false,
 };
 
 /**
