@@ -797,8 +797,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     const firingSeconds = await startFiring(p, o.jobs);
     progress(began, `every job firing once a minute (the new schedules reached the executors in ${firingSeconds.toFixed(1)} s)`);
 
-    // Steady: nothing created any more; then the cost and the transaction window.
-    // (the cost after the window: every shard has fired once, so every shard node exists).
+    // The transaction window, then the cost (every shard node exists since its job was applied).
     const tx = await measureTransactions(p, o.jobs, o.shards, o.txSeconds);
     const cost = await measureCost(p, base, o.jobs, o.executors, await znodesSettled(server, 3000, 30_000));
     progress(began, `${cost.perJob.znodes.toFixed(2)} znodes, ${cost.perJob.watches.toFixed(2)} watches, ${tx.perMinutePerJob.toFixed(2)} txns/min per job`);
