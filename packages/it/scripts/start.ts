@@ -188,6 +188,14 @@ if (!consoleUp) await stop();
 console.log(`Console     orrery-console (pid ${consoleProcess.pid}), ${consoleUrl}`);
 if (!process.env.ORRERY_ZK) writeLocal({ zk, console: consoleUrl });
 
+// Every few seconds: an executor for each new namespace, and one started again for each that
+// exited. Before the wait below: a demo executor that died at its start (its HTTP port taken in the
+// moment between our check and its listen) is started again, instead of the wait running out.
+const poll = (): void => {
+  pollTimer = setTimeout(() => void syncExecutors().catch((error: unknown) => console.log(`[npm start] could not list the namespaces: ${String(error)}`)).finally(() => { if (!stopping) poll(); }), NAMESPACE_POLL_MS);
+};
+poll();
+
 // The demo jobs once the demo executor offers their handlers (apply checks that an online
 // executor offers each Node job's handler).
 if (demoIsNew) {
@@ -197,11 +205,6 @@ if (demoIsNew) {
   }, { timeoutMs: 60_000, intervalMs: 200 });
   if ((await cli('-n', 'demo', 'apply', '-f', demoJobs)) !== 0) await stop();
 }
-
-const poll = (): void => {
-  pollTimer = setTimeout(() => void syncExecutors().catch((error: unknown) => console.log(`[npm start] could not list the namespaces: ${String(error)}`)).finally(() => { if (!stopping) poll(); }), NAMESPACE_POLL_MS);
-};
-poll();
 
 const zkFlag = process.env.ORRERY_ZK ? `--zk ${zk} ` : '';
 console.log(`
