@@ -2,21 +2,23 @@
  * Scale benchmark: 10,000 jobs × 3 shards firing once a minute (second `i % 60` of every minute:
  * 500 shard runs a second on average) on 100 executor instances and one ZooKeeper.
  *
- * - ZooKeeper cost per job, read on the server once everything is applied and firing: znodes
- *   (`mntr` zk_znode_count, delta from before the namespace existed), watches (`mntr`
- *   zk_watch_count; `wchc` sorted by the kind of node watched and by who holds the watch: executors,
- *   allocator, console), transactions per minute (the Zxid delta over a window); each ÷ jobs, and a
- *   job's znodes listed by kind (the mean of a sample of job subtrees). The same again after the
- *   executors are cut to a few (graceful shutdowns, the shards reallocated): the per-job figures
- *   must not depend on the executor count.
+ * - ZooKeeper cost per job, read on the server: znodes (`mntr` zk_znode_count, delta from before
+ *   the namespace existed) and watches (`mntr` zk_watch_count; `wchc` sorted by the kind of node
+ *   watched and by who holds the watch: executors, allocator, console) once everything is applied,
+ *   before the console starts and again with it; transactions per minute (the Zxid delta over a
+ *   window of the jobs firing); each ÷ jobs, and a job's znodes listed by kind (the mean of a
+ *   sample of job subtrees). The same again at the end, after the jobs are quieted and the
+ *   executors cut to a few (graceful shutdowns, the shards reallocated): the per-job figures must
+ *   not depend on the executor count.
  * - Scale run: full allocation (the allocator started once every executor is online: its own
  *   round time from its log, the pure `allocate()` on the same cluster timed in this process before
  *   anything runs, and the wall time from its spawn until every job's `applied` exists — the
  *   nodes' creation times, checked on ZooKeeper). The jobs are written quiet (once a year) and set
  *   firing once allocated: on one machine the runs of the jobs applied first would take the CPU
  *   the allocation of the rest needs — load a deployment spreads over 100 hosts — and at this size
- *   that starved the embedded instances into self-fencing. Everything after is measured with every
- *   job firing. Then the console's paged job list under 10 concurrent clients
+ *   that starved the embedded instances into self-fencing. The console is started before they fire
+ *   (loading the tree under that load took minutes). Then, with every job firing: the
+ *   transaction window; the console's paged job list under 10 concurrent clients
  *   (autocannon); a config change made through the console API until every executor holding the
  *   job logs `job schedule changed` (their pino times); kill -9 failover of a real `orrery-executor`
  *   process, alone (its fence guard closes its session) and with its guard and job (the session
@@ -148,8 +150,11 @@ export type Measured<T> = T | { error: string };
 /** What {@link runScaleBench} measured. */
 export interface ScaleBenchResult {
   settings: Required<ScaleBenchOptions> & { jobType: string };
-  /** `firingSeconds`: from moving every cron to firing until every job's new schedule reached an executor (absent in older results: the jobs were written firing). */
-  setup: { writeSeconds: number; executorsStartSeconds: number; firingSeconds?: number };
+  /**
+   * `firingSeconds`: from moving every cron to firing until every job's new schedule reached an executor (absent in older results: the jobs were written firing).
+   * `consoleBeforeFiring`: the cost without the console was read and the console started before the jobs fired, and the jobs were quieted before the cut to fewer executors (absent in older results: all after).
+   */
+  setup: { writeSeconds: number; executorsStartSeconds: number; firingSeconds?: number; consoleBeforeFiring?: boolean };
   allocation: {
     /** Allocator spawn → the last job's `applied` created (the nodes' ctime, the server's clock). */
     wallMs: number;
@@ -794,31 +799,42 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       computeWarmMs: compute.warmMs,
     };
     progress(began, `allocated in ${allocation.wallMs} ms (seen on ZooKeeper after ${allocation.zkSeenMs} ms), rounds ${allocation.roundsMs.join(', ')} ms`);
-    const firingSeconds = await startFiring(p, o.jobs);
-    progress(began, `every job firing once a minute (the new schedules reached the executors in ${firingSeconds.toFixed(1)} s)`);
-
-    // The transaction window, then the cost (every shard node exists since its job was applied).
-    const tx = await measureTransactions(p, o.jobs, o.shards, o.txSeconds);
+    // The cost without the console, read now: znodes and watches do not depend on the firing (every
+    // shard node exists since its job was applied); the transactions are read once the jobs fire.
     const cost = await measureCost(p, base, o.jobs, o.executors, await znodesSettled(server, 3000, 30_000));
-    progress(began, `${cost.perJob.znodes.toFixed(2)} znodes, ${cost.perJob.watches.toFixed(2)} watches, ${tx.perMinutePerJob.toFixed(2)} txns/min per job`);
+    progress(began, `${cost.perJob.znodes.toFixed(2)} znodes, ${cost.perJob.watches.toFixed(2)} watches per job`);
 
-    // The console: the job list, then its own watches, then config changes through it.
-    let consoleResult: ScaleBenchResult['console'];
-    let costWithConsole: ScaleBenchResult['costWithConsole'];
-    let configChange: ScaleBenchResult['configChange'];
-    /** The console's URL and an API token's header (set once it runs): the quiet pass uses them again. */
+    // The console, started while the jobs are quiet: loading 10,000 jobs on a machine the firing
+    // jobs saturate took 55 s in one run and did not finish in 180 s in another.
+    let consoleStart: Measured<{ startSeconds: number }>;
+    /** The console's URL and an API token's header (set once it runs): the later measures use them. */
     let api: { url: string; auth: string } | undefined;
     try {
       const c = await startConsole(p);
       all.push(p.console!);
       watchDeath(p, p.console!, 'the console', began);
       api = { url: c.url, auth: await apiToken(c.url) };
+      consoleStart = { startSeconds: c.startSeconds };
       progress(began, `console healthy after ${c.startSeconds.toFixed(1)} s`);
-      consoleResult = { startSeconds: c.startSeconds, rows: await measureConsole(api.url, api.auth, o.jobs, o.consoleSeconds) };
+    } catch (error) {
+      consoleStart = { error: errorText(error) };
+    }
+
+    const firingSeconds = await startFiring(p, o.jobs);
+    progress(began, `every job firing once a minute (the new schedules reached the executors in ${firingSeconds.toFixed(1)} s)`);
+    const tx = await measureTransactions(p, o.jobs, o.shards, o.txSeconds);
+    progress(began, `${tx.perMinutePerJob.toFixed(2)} txns/min per job`);
+
+    // The console under the firing load: the job list, its own watches, config changes through it.
+    let consoleResult: ScaleBenchResult['console'];
+    let costWithConsole: ScaleBenchResult['costWithConsole'];
+    let configChange: ScaleBenchResult['configChange'];
+    if (api && !isError(consoleStart)) {
+      consoleResult = { startSeconds: consoleStart.startSeconds, rows: await measureConsole(api.url, api.auth, o.jobs, o.consoleSeconds) };
       costWithConsole = await measureCost(p, base, o.jobs, o.executors).catch((error: unknown) => ({ error: errorText(error) }));
       configChange = await measureConfigChange(p, api.url, api.auth, o.jobs, o.configTrials).catch((error: unknown) => ({ error: errorText(error) }));
-    } catch (error) {
-      consoleResult = { error: errorText(error) };
+    } else {
+      consoleResult = isError(consoleStart) ? consoleStart : { error: 'the console did not run' };
       costWithConsole = { error: 'the console did not run' };
       configChange = { error: 'the console did not run' };
     }
@@ -840,10 +856,12 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
 
     // The same measures with the jobs quiet (see ScaleBenchResult.quiet).
     let quiet: ScaleBenchResult['quiet'];
+    let quieted = false;
     if (o.quiet) {
       try {
         if (!api) throw new Error('the console did not run');
         const settleSeconds = await quietJobs(p, o.jobs);
+        quieted = true;
         progress(began, `jobs quiet after ${settleSeconds.toFixed(1)} s`);
         const m0 = machineSeconds();
         const consoleRows = await measureConsole(api.url, api.auth, o.jobs, o.consoleSeconds).catch((error: unknown) => ({ error: errorText(error) }));
@@ -859,22 +877,25 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     const lostEvents = states.filter((e) => e.state === 'LOST');
     const connection = { suspended: states.filter((e) => e.state === 'SUSPENDED').length, lost: lostEvents.length, lostBy: lostEvents.map((e) => `${e.executor ?? '?'} at +${Math.round((e.time - began) / 1000)} s`) };
 
-    // Fewer executors: the same jobs, the per-job cost again.
+    // Fewer executors: the same jobs, the per-job cost again. The jobs are quieted first: moving
+    // 24,000 shards onto 20 executors while 500 shard runs a second fire took 532 s in one run.
     let costCompare: ScaleBenchResult['costCompare'];
     if (o.compareExecutors > 0 && o.compareExecutors < o.executors) {
       try {
+        const c0 = Date.now();
+        if (!quieted) await setCrons(p, o.jobs, () => QUIET_CRON);
         const keep = new Set([...realNames, ...embedded.slice(0, o.compareExecutors - realNames.length)]);
         await Promise.all(p.hosts.map((h) => h.shutdown(h.names.filter((n) => !keep.has(n)))));
         await waitApplied(p, jobNames.filter((j) => j !== PROBE), 600_000, keep);
         costCompare = await measureCost(p, base, o.jobs, keep.size, await znodesSettled(server, 3000, 30_000));
-        progress(began, `cut to ${keep.size} executors: ${costCompare.perJob.watches.toFixed(2)} watches per job`);
+        progress(began, `cut to ${keep.size} executors in ${Math.round((Date.now() - c0) / 1000)} s: ${costCompare.perJob.watches.toFixed(2)} watches per job`);
       } catch (error) {
         costCompare = { error: errorText(error) };
       }
     }
     return {
       settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance' },
-      setup: { writeSeconds, executorsStartSeconds, firingSeconds },
+      setup: { writeSeconds, executorsStartSeconds, firingSeconds, consoleBeforeFiring: true },
       allocation, cost, costWithConsole, costCompare, tx,
       console: consoleResult, configChange, failover, quiet, memory, connection, deaths: p.deaths,
       totalSeconds: (Date.now() - began) / 1000,
@@ -903,10 +924,10 @@ function costRows(r: ScaleBenchResult): string[] {
     rows.push(`| ${label}${c.settled ? '' : ' (znode count still changing when read)'} | ${f1(c.perJob.znodes)} | ${f1(c.perJob.watches)} (executors ${f1(c.perJob.executorWatches)}) | ${tx} | ≤ ${SCALE_TARGETS.znodesPerJob} / ≤ ${SCALE_TARGETS.watchesPerJob}: ${met(c.perJob.znodes <= SCALE_TARGETS.znodesPerJob && c.perJob.watches <= SCALE_TARGETS.watchesPerJob)} |`);
   };
   const n = r.settings.jobs.toLocaleString('en');
-  row(`Orrery, ${n} jobs × ${r.settings.shards}, ${r.cost.executors} executors, no console`, r.cost, f1(r.tx.perMinutePerJob));
-  if (!isError(r.costWithConsole)) row(`Orrery, the same with the console running`, r.costWithConsole, '');
+  row(`Orrery, ${n} jobs × ${r.settings.shards}, ${r.cost.executors} executors, no console${r.setup.consoleBeforeFiring ? ' (read once allocated, before the jobs fired; transactions while they fired)' : ''}`, r.cost, f1(r.tx.perMinutePerJob));
+  if (!isError(r.costWithConsole)) row(`Orrery, the same with the console running${r.setup.consoleBeforeFiring ? ', the jobs firing' : ''}`, r.costWithConsole, '');
   else rows.push(`| Orrery with the console | not measured: ${r.costWithConsole.error} | | | |`);
-  if (r.costCompare && !isError(r.costCompare)) row(`Orrery, the same cut to ${r.costCompare.executors} executors (console running)`, r.costCompare, '');
+  if (r.costCompare && !isError(r.costCompare)) row(`Orrery, the same cut to ${r.costCompare.executors} executors (console running${r.setup.consoleBeforeFiring ? ', the jobs quieted first' : ''})`, r.costCompare, '');
   else if (r.costCompare) rows.push(`| Orrery at fewer executors | not measured: ${r.costCompare.error} | | | |`);
   rows.push(`| Saturn 2017: 24,500 jobs × 3, 2,100 executors, 5-node ensemble | ${f1(SATURN_2017.znodes / SATURN_2017.jobs)} | ${f1(SATURN_2017.watches / SATURN_2017.jobs)} | not published | |`);
   return rows;
