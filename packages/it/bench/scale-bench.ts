@@ -48,7 +48,7 @@ import { checkLedger, ledgerCommand, readLedger } from '../src/run-ledger.js';
 import { pool } from './console-bench.js';
 import { machineSeconds } from './cost/proc.js';
 import { distribution, type Distribution } from './executor-bench.js';
-import { descendantsRssMb, parseLogLine, processMemory, startExecutorHost, type ExecutorHost, type LogEvent } from './scale/hosts.js';
+import { descendantsRssMb, parseLogLine, processMemory, renice, startExecutorHost, type ExecutorHost, type LogEvent } from './scale/hosts.js';
 import { JOB_KINDS, jobNodeKind, jobSubtree, normalSession, readMntr, tallyWatches, type Mntr, type NodeKind, type WatchRole, type WatchTally } from './scale/zk-cost.js';
 
 const NS = 'scale';
@@ -106,6 +106,12 @@ export interface ScaleBenchOptions {
    * 30,000 runtimes started at once on the two cores.
    */
   embeddedSessionSeconds?: number;
+  /**
+   * The niceness the executor hosts (the embedded instances and their Node workers) get once every
+   * job is allocated; 0 leaves them as they are. They stand in for executors on their own hosts;
+   * niced, they leave the CPU to the processes measured (see runScaleBench).
+   */
+  hostsNice?: number;
   /** ZooKeeper's tickTime. */
   tickMs?: number;
   /**
@@ -719,7 +725,7 @@ function spread(names: readonly string[], hosts: number): string[][] {
 
 const DEFAULTS: Required<ScaleBenchOptions> = {
   jobs: 10_000, shards: 3, executors: 100, realExecutors: 2, hosts: 25, compareExecutors: 20,
-  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 60, tickMs: 500, quiet: false,
+  txSeconds: 60, consoleSeconds: 10, configTrials: 10, failoverTrials: 3, sessionSeconds: 10, embeddedSessionSeconds: 60, tickMs: 500, quiet: false, hostsNice: 10,
 };
 
 /**
@@ -805,6 +811,13 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       computeWarmMs: compute.warmMs,
     };
     progress(began, `allocated in ${allocation.wallMs} ms (seen on ZooKeeper after ${allocation.zkSeenMs} ms), rounds ${allocation.roundsMs.join(', ')} ms`);
+    // From here on the embedded executors — stand-ins for executors on 98 other hosts — yield the
+    // CPU to the processes measured: ZooKeeper, the allocator, the console and the two real
+    // executors get what they would have on their own machines. (At nice 0 the firing jobs kept
+    // the two cores busy, the console fell minutes behind its mirror and a config PUT took 93 s.
+    // Not before the allocation: hosts niced from their start starved into self-fencing there.)
+    if (o.hostsNice > 0) progress(began, `executor hosts at nice ${o.hostsNice}: ${p.hosts.reduce((n, h) => n + renice(h.pid, o.hostsNice), 0)} threads`);
+
     // The cost without the console, read now: znodes and watches do not depend on the firing (every
     // shard node exists since its job was applied); the transactions are read once the jobs fire.
     const cost = await measureCost(p, base, o.jobs, o.executors, await znodesSettled(server, 3000, 30_000));
@@ -1001,7 +1014,7 @@ function latencyRows(consoleRows: Measured<ConsoleRow[]>, cc: ScaleBenchResult['
 export function renderScale(r: ScaleBenchResult): string {
   const s = r.settings;
   const lines: string[] = [];
-  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT); ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s${r.setup.firingSeconds !== undefined ? `; the jobs were written quiet, allocated, then set firing — the new schedules reached the executors in ${f1(r.setup.firingSeconds)} s — and measured from then on` : ''}).`);
+  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT)${s.hostsNice ? `; once every job was allocated the embedded executors' processes ran at nice ${s.hostsNice} (stand-ins for executors on their own hosts: the processes measured — ZooKeeper, the allocator, the console, the real executors — came first for the CPU)` : ''}; ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s${r.setup.firingSeconds !== undefined ? `; the jobs were written quiet, allocated, then set firing — the new schedules reached the executors in ${f1(r.setup.firingSeconds)} s — and measured from then on` : ''}).`);
   lines.push('');
   lines.push('**ZooKeeper cost per job** (znodes: mntr delta from before the namespace; watches: mntr zk_watch_count, all holders; transactions: Zxid delta over the window)');
   lines.push('');

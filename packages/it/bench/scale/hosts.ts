@@ -4,6 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -169,6 +170,31 @@ export function descendants(pid: number): number[] {
     }
   }
   return out;
+}
+
+/**
+ * Gives `pid`, its descendants and every thread of them the niceness `nice` (Linux's niceness is
+ * per thread; processes they start later inherit it). Resolves with the threads changed.
+ */
+export function renice(pid: number, nice: number): number {
+  let changed = 0;
+  for (const p of [pid, ...descendants(pid)]) {
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${p}/task`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const tid of tasks) {
+      try {
+        setPriority(Number(tid), nice);
+        changed += 1;
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+  return changed;
 }
 
 /** The resident memory (MB) of `pid`'s descendants together, now. */
