@@ -20,6 +20,7 @@ import { createNamespace, runCli } from '@orrery/console';
 import { startProcess, type RunningProcess } from '../src/processes.js';
 import { checkLedger, ledgerCommand, readLedger } from '../src/run-ledger.js';
 import { distribution, type Distribution } from './executor-bench.js';
+import { descendants } from './scale/hosts.js';
 
 const NS = 'failover';
 
@@ -146,9 +147,19 @@ export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: nu
       // Host-loss-like: the guard and the job's processes die with the executor (a lost host takes
       // all of them), so nothing is left to close the session — it expires.
       if (kill === 'host') {
-        // Frozen first, so it cannot see its run die and record it before it dies itself.
+        // Frozen first, so it cannot see its run die and record it before it dies itself. Then
+        // every process it started (guard, jobs, workers): a run's orphan record is written just
+        // after its spawn, so a run started the instant before the freeze may have none yet (one
+        // run survived that way and overlapped its re-run, 7 overlaps in one bench).
         victimProcess.kill('SIGSTOP');
         process.kill(guardPid(victimProcess), 'SIGKILL');
+        for (const pid of descendants(victimProcess.pid)) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // gone already
+          }
+        }
         for (const pgid of recordedGroups(join(b.dir, victim))) {
           try {
             process.kill(-pgid, 'SIGKILL');
