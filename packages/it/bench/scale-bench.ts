@@ -109,7 +109,8 @@ export interface ScaleBenchOptions {
   /**
    * The niceness the executor hosts (the embedded instances and their Node workers) get once every
    * job is allocated; 0 leaves them as they are. They stand in for executors on their own hosts;
-   * niced, they leave the CPU to the processes measured (see runScaleBench).
+   * niced, they leave the CPU to the processes measured, and miss runs themselves when the machine
+   * is saturated (see runScaleBench).
    */
   hostsNice?: number;
   /** ZooKeeper's tickTime. */
@@ -816,6 +817,8 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     // executors get what they would have on their own machines. (At nice 0 the firing jobs kept
     // the two cores busy, the console fell minutes behind its mirror and a config PUT took 93 s.
     // Not before the allocation: hosts niced from their start starved into self-fencing there.)
+    // The price, in the one full run so far: the niced executors missed runs (2,551 of 3,000
+    // sampled shards fired in the window), so the transactions per minute read low.
     if (o.hostsNice > 0) progress(began, `executor hosts at nice ${o.hostsNice}: ${p.hosts.reduce((n, h) => n + renice(h.pid, o.hostsNice), 0)} threads`);
 
     // The cost without the console, read now: znodes and watches do not depend on the firing (every
