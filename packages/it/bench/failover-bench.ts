@@ -149,8 +149,8 @@ export async function failoverTrials(server: ZooKeeperServer, sessionSeconds: nu
       if (kill === 'host') {
         // Frozen first, so it cannot see its run die and record it before it dies itself. Then
         // every process it started (guard, jobs, workers): a run's orphan record is written just
-        // after its spawn, so a run started the instant before the freeze may have none yet (one
-        // run survived that way and overlapped its re-run, 7 overlaps in one bench).
+        // after its spawn, so a run started the instant before the freeze may have none yet (the
+        // suspected cause of the 7 overlaps one bench counted).
         victimProcess.kill('SIGSTOP');
         process.kill(guardPid(victimProcess), 'SIGKILL');
         for (const pid of descendants(victimProcess.pid)) {

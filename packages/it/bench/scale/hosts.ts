@@ -174,7 +174,7 @@ export function descendants(pid: number): number[] {
 
 /**
  * Gives `pid`, its descendants and every thread of them the niceness `nice` (Linux's niceness is
- * per thread; processes they start later inherit it). Resolves with the threads changed.
+ * per thread; processes they start later inherit it). Returns how many threads it changed.
  */
 export function renice(pid: number, nice: number): number {
   let changed = 0;
