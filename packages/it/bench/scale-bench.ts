@@ -812,7 +812,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       computeWarmMs: compute.warmMs,
     };
     progress(began, `allocated in ${allocation.wallMs} ms (seen on ZooKeeper after ${allocation.zkSeenMs} ms), rounds ${allocation.roundsMs.join(', ')} ms`);
-    // From here on the embedded executors — stand-ins for executors on 98 other hosts — yield the
+    // From here on the embedded executors — stand-ins for executors on hosts of their own — yield the
     // CPU to the processes measured: ZooKeeper, the allocator, the console and the two real
     // executors get what they would have on their own machines. (At nice 0 the firing jobs kept
     // the two cores busy, the console fell minutes behind its mirror and a config PUT took 93 s.
