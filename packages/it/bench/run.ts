@@ -1,5 +1,7 @@
 // `npm run bench [NAME ...]`: runs every benchmark (or those named), writes bench/results/<date>.json
 // and regenerates the tables of BENCHMARKS.md from the newest results of each benchmark.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { runAllocatorBench, runMixedAllocatorBench } from './allocator-bench.js';
 import { alternativeScenario, bestBullmq, renderAlternatives, runAlternativesBench, type AlternativesBenchResult } from './alternatives-bench.js';
 import { CONSOLE_BENCH_CONNECTIONS, runConsoleBench, type ConsoleBenchResult } from './console-bench.js';
@@ -228,10 +230,25 @@ const selected = names.length ? BENCHES.filter((b) => names.includes(b.name)) : 
 const results = openResults(new Date().toISOString().slice(0, 10));
 const t0 = Date.now();
 const failed: string[] = [];
+/** The kernel's dirty page cache, in MB (/proc/meminfo `Dirty`; 0 where there is none). */
+function dirtyMb(): number {
+  try {
+    const m = /^Dirty:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 for (const b of selected) {
   const settings = b.settings();
+  // Writes still to be flushed (a fresh clone's `npm ci` and builds leave hundreds of MB) would be
+  // written back while the benchmark runs, beside ZooKeeper's fsyncs: flushed first.
+  const dirty = dirtyMb();
+  const s0 = Date.now();
+  execFileSync('sync');
   const startedAt = new Date();
-  console.error(`orrery bench: ${b.name} (${JSON.stringify(settings)}) …`);
+  console.error(`orrery bench: ${b.name} (${JSON.stringify(settings)}) … (first flushed ${dirty.toFixed(0)} MB of dirty pages in ${((Date.now() - s0) / 1000).toFixed(1)} s)`);
   // A benchmark that fails is recorded with its error (its section says so) and the others still run.
   let result: unknown;
   try {

@@ -946,11 +946,15 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     const t0 = Date.now();
     // Stand-ins: 5 s to close their instances, then SIGKILL (20 s by default; it took most of that).
     await Promise.all(p.hosts.map((h) => h.stop(5000)));
+    const t1 = Date.now();
     await Promise.all(all.map((proc) => proc.stop(5000)));
+    const t2 = Date.now();
     await zk.close().catch(() => undefined);
     await server.stop();
+    const t3 = Date.now();
     rmSync(dir, { recursive: true, force: true });
-    progress(began, `stopped everything in ${Math.round((Date.now() - t0) / 1000)} s`);
+    const s = (from: number, to: number): string => ((to - from) / 1000).toFixed(1);
+    progress(began, `stopped everything in ${s(t0, Date.now())} s (hosts ${s(t0, t1)}, processes ${s(t1, t2)}, ZooKeeper ${s(t2, t3)}, data dirs ${s(t3, Date.now())})`);
   }
 }
 
