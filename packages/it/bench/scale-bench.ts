@@ -546,17 +546,17 @@ async function measureConsole(url: string, auth: string, jobs: number, seconds: 
 }
 
 /**
- * Config changes through the console API (PUT of the job's config, its time zone toggled: the
- * schedule changes, the fires do not), each to another job, until every executor its `applied`
- * names logs `job schedule changed` for it: ms from the PUT's send to each executor's log time.
- */
-/**
  * How long a config-change trial waits for every executor holding the job to log the new schedule:
  * five times the target — one not seen by then is counted as not seen (it was 10 s; at the full
  * size on two cores most misses waited it out, 80 s of the bench's half hour).
  */
 const CONFIG_SEEN_WAIT_MS = 5 * SCALE_TARGETS.configChangeMs;
 
+/**
+ * Config changes through the console API (PUT of the job's config, its time zone toggled: the
+ * schedule changes, the fires do not), each to another job, until every executor its `applied`
+ * names logs `job schedule changed` for it: ms from the PUT's send to each executor's log time.
+ */
 async function measureConfigChange(p: Platform, url: string, auth: string, jobs: number, trials: number): Promise<Exclude<ScaleBenchResult['configChange'], { error: string }>> {
   const perExecutor: number[] = [];
   const perTrial: number[] = [];
@@ -913,8 +913,8 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     // Fewer executors: the same jobs, the per-job cost again, without the console (its cost was read
     // above; it would mirror every moved assignment meanwhile), to compare with the first row. The
     // hosts get the CPU back: the latencies measured with them niced are all taken. The jobs are
-    // quieted first: moving
-    // 24,000 shards onto 20 executors while 500 shard runs a second fire took 532 s in one run.
+    // quieted first: moving 24,000 shards onto 20 executors while 500 shard runs a second fire took
+    // 532 s in one run.
     let costCompare: ScaleBenchResult['costCompare'];
     if (o.compareExecutors > 0 && o.compareExecutors < o.executors) {
       try {
