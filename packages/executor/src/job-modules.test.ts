@@ -1,11 +1,14 @@
 // Job discovery runs the modules of --jobs DIR in a child process (real node, real tsx).
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { describeProblems, discoverJobModules, loadJobModules } from './job-modules.js';
 import { isJobFileCandidate } from './job-file-rule.js';
+import { JOB_WORKER_CONDITION } from './node-pool.js';
 
 function jobsDir(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'orrery-jobs-'));
@@ -91,5 +94,50 @@ describe('loadJobModules', () => {
   it('gives up on a module that never finishes importing', async () => {
     const dir = jobsDir({ 'hang.mts': `await new Promise(() => setInterval(() => undefined, 1000));\n${job('hang')}` });
     await expect(loadJobModules(dir, 3000)).rejects.toThrow(/no answer within 3 s/);
+  });
+});
+
+describe('discovery compiles what the workers import', () => {
+  const fixtures = fileURLToPath(new URL('../test/fixtures/node-pool/', import.meta.url));
+  const module = join(fixtures, 'logs-lines.ts');
+
+  /**
+   * Imports `module` as a Node worker does (its export condition, tsx), with tsx's cache in `cold`
+   * (its TMPDIR), and answers how many esbuild processes it had started by then: tsx starts one to
+   * compile what its cache lacks, and it stays beside the process for its life.
+   */
+  function importAsWorker(cold: string): number {
+    const script = `await import(${JSON.stringify(pathToFileURL(module).href)});
+      const { readdirSync, readFileSync } = await import('node:fs');
+      let n = 0;
+      for (const p of readdirSync('/proc')) {
+        try {
+          const stat = readFileSync('/proc/' + p + '/stat', 'utf8');
+          const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+          if (ppid === process.pid && stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'esbuild') n += 1;
+        } catch {}
+      }
+      process.stdout.write(String(n));
+      process.exit(0);`;
+    const out = execFileSync(process.execPath, [`--conditions=${JOB_WORKER_CONDITION}`, '--import', 'tsx', '--input-type=module', '-e', script], {
+      env: { PATH: process.env.PATH, NODE_OPTIONS: process.env.NODE_OPTIONS, HOME: process.env.HOME, TMPDIR: cold },
+      encoding: 'utf8',
+    });
+    return Number(out);
+  }
+
+  it('a worker importing a module tsx never compiled keeps an esbuild process; after discovery it needs none', async () => {
+    const cold = mkdtempSync(join(tmpdir(), 'orrery-tsx-cold-'));
+    const warmed = mkdtempSync(join(tmpdir(), 'orrery-tsx-cold-'));
+    try {
+      // The premise: with nothing compiled, the worker compiles for itself and keeps esbuild running.
+      expect(importAsWorker(cold)).toBe(1);
+      const env = { PATH: process.env.PATH, NODE_OPTIONS: process.env.NODE_OPTIONS, HOME: process.env.HOME, TMPDIR: warmed };
+      expect([...(await discoverJobModules(fixtures, { env })).modules.keys()]).toContain('logs-lines');
+      expect(importAsWorker(warmed)).toBe(0);
+    } finally {
+      rmSync(cold, { recursive: true, force: true });
+      rmSync(warmed, { recursive: true, force: true });
+    }
   });
 });

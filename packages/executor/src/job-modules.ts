@@ -9,6 +9,12 @@
  * The modules are imported in a child process (job-discovery.ts), never in the executor: a module's
  * top-level code is job code, and the executor needs no TypeScript loader of its own. Runs import
  * them again in the worker processes. The child's answer is checked against a schema.
+ *
+ * The child runs with the workers' export condition ({@link JOB_WORKER_CONDITION}), so it compiles
+ * the very files the workers will import, and tsx's cache then holds them: a worker importing a
+ * module tsx has not compiled before compiles it itself (CPU while the pool starts) and keeps an
+ * esbuild service process beside it for its life. Where tsx's cache cannot be written, a worker
+ * still compiles for itself.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +23,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { OrreryError, silentLogger, stdioWithoutSockets, type Logger } from '@orrery/core';
 import type { Discovery, JobFileProblem } from './job-discovery.js';
 import { jobEnvironment } from './job-env.js';
+import { JOB_WORKER_CONDITION } from './node-pool.js';
 import { siblingModule } from './sibling-module.js';
 
 /** Handler name → module path. */
@@ -68,7 +75,7 @@ export interface DiscoverOptions {
  */
 export async function discoverJobModules(dir: string, options: DiscoverOptions = {}): Promise<JobFolder> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_DISCOVERY_TIMEOUT_MS;
-  const child = spawn(process.execPath, ['--import', 'tsx', DISCOVERY, dir], {
+  const child = spawn(process.execPath, [`--conditions=${JOB_WORKER_CONDITION}`, '--import', 'tsx', DISCOVERY, dir], {
     stdio: stdioWithoutSockets(['ignore', 'ignore', 'pipe', 'ipc']),
     env: jobEnvironment(options.env ?? process.env),
   });
