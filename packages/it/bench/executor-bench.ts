@@ -153,6 +153,15 @@ async function lateness(server: ZooKeeperServer, scenario: string, count: number
   const seen = new Map<string, number>();
   for (const r of firsts) seen.set(`${r.job}@${r.fireTime}`, (seen.get(`${r.job}@${r.fireTime}`) ?? 0) + 1);
   const duplicates = [...seen.values()].filter((n) => n > 1).length;
+  // Where in the window the worst starts fell (a start-up that runs into the window shows here).
+  const perSecond = new Map<number, number[]>();
+  for (const r of firsts) {
+    const k = Math.floor((r.fireTime - start) / 1000);
+    if (!perSecond.has(k)) perSecond.set(k, []);
+    perSecond.get(k)!.push(r.startedAt - r.fireTime);
+  }
+  const worst = [...perSecond].map(([k, v]) => [k, distribution(v).p99] as const).sort((a, b) => b[1] - a[1]).slice(0, 6);
+  progress(`${scenario}: the seconds of the window with the highest p99 (second: ms): ${worst.map(([k, v]) => `${k}: ${Math.round(v)}`).join(', ')}`);
   const ran = new Set(records.map((r) => `${r.job}@${r.fireTime}`));
   const missed = count * seconds - ran.size;
   return {
