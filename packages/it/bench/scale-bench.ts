@@ -828,8 +828,9 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     // executors get what they would have on their own machines. (At nice 0 the firing jobs kept
     // the two cores busy, the console fell minutes behind its mirror and a config PUT took 93 s.
     // Not before the allocation: hosts niced from their start starved into self-fencing there.)
-    // The price, in the one full run so far: the niced executors missed runs (2,551 of 3,000
-    // sampled shards fired in the window), so the transactions per minute read low.
+    // The price, when the machine is saturated: the niced executors can miss runs (2,551 of 3,000
+    // sampled shards fired in the window of one full run, all 3,000 in the next), and the
+    // transactions per minute then read low.
     if (o.hostsNice > 0) progress(began, `executor hosts at nice ${o.hostsNice}: ${p.hosts.reduce((n, h) => n + renice(h.pid, o.hostsNice), 0)} threads`);
 
     // The cost without the console, read now: znodes and watches do not depend on the firing (every
@@ -944,7 +945,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
   } finally {
     p.stopping = true;
     const t0 = Date.now();
-    // Stand-ins: 5 s to close their instances, then SIGKILL (20 s by default; it took most of that).
+    // Stand-ins: 5 s to close their instances, then SIGKILL (not the 20 s default grace).
     await Promise.all(p.hosts.map((h) => h.stop(5000)));
     const t1 = Date.now();
     await Promise.all(all.map((proc) => proc.stop(5000)));
