@@ -33,6 +33,36 @@ describe('leader latch', () => {
     expect(await b.participants()).toEqual(['b']);
   });
 
+  it("takes the lead with its own node's czxid as the epoch; a leader whose node is deleted by hand steps down and joins again behind", async () => {
+    const root = uniqueRoot('latch-by-hand');
+    const zkA = await client(zkConnect, root);
+    const zkB = await client(zkConnect, root);
+    const a = latch(zkA, 'a');
+    const b = latch(zkB, 'b');
+    await a.start();
+    await a.awaitLeadership();
+    await b.start();
+    const nodeOf = async (id: string): Promise<string> => {
+      for (const child of await zkA.getChildren('/latch')) if ((await zkA.get(`/latch/${child}`)).data?.toString() === id) return `/latch/${child}`;
+      throw new Error(`no latch node of ${id}`);
+    };
+    const bNode = await nodeOf('b');
+    // b read its node's czxid while waiting: the epoch it takes the lead with.
+    const aLost = waitForEvent(a, 'leader:lost');
+    const bWon = b.awaitLeadership();
+    await zkA.delete(await nodeOf('a'));
+    expect((await aLost).reason).toBe('deleted');
+    expect(await bWon).toBe((await zkB.exists(bNode))!.czxid);
+    await eventually(async () => expect(await b.participants()).toEqual(['b', 'a']));
+    // The new leader watches its own node too: deleted by hand, it steps down and a leads again.
+    const bLost = waitForEvent(b, 'leader:lost');
+    const aWon = a.awaitLeadership();
+    await zkA.delete(bNode);
+    expect((await bLost).reason).toBe('deleted');
+    await aWon;
+    await eventually(async () => expect(await a.participants()).toEqual(['a', 'b']));
+  });
+
   it("hands over when the leader's session expires, and the old leader re-joins behind", async () => {
     const root = uniqueRoot('latch-expiry');
     const zkA = await client(proxy().connectString, root, 3000);

@@ -5,7 +5,9 @@
  * - At most one participant whose session is live and connected believes it leads at any moment,
  *   as far as ZooKeeper's ordering allows: leadership is dropped (`leader:lost`) at once on
  *   SUSPENDED and on LOST, before anything else happens, and taken only while connected.
- * - Each participant watches only its predecessor (no herd when the leader goes).
+ * - Each participant watches only its predecessor (no herd when the leader goes); the leader, its
+ *   own node. Taking the lead when the predecessor goes is one request (the listing): the
+ *   participant read its own node's czxid while waiting.
  * - The leader's `epoch` is its latch node's czxid: it increases with every new leadership, so
  *   writers can stamp their writes and readers can ignore a deposed leader's late writes.
  * - A participant that gets a new session joins again at the end of the queue by itself.
@@ -69,6 +71,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
   const id = options.id ?? randomUUID();
   const emitter = createEmitter<LeaderLatchEvents>();
   let ourNode: string | undefined; // child name
+  let ourCzxid: number | undefined; // our node's, once read (the watch on it set)
   let ourSession: string | undefined;
   let leader = false;
   let epoch: number | undefined;
@@ -91,6 +94,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
     try {
       const created = await zk.create(`${path}/${prefix}`, id, 'ephemeral-sequential');
       ourNode = created.slice(path.length + 1);
+      ourCzxid = undefined;
     } catch (error) {
       if (!hasErrorCode(error, 'connection-loss')) throw error;
       // The create may have happened: find it by its unique prefix (protection mode).
@@ -100,6 +104,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
       // Its create answer was lost, so its ACL may not be set yet (a no-op without auth).
       await zk.secure(`${path}/${found}`);
       ourNode = found;
+      ourCzxid = undefined;
     }
     ourSession = zk.sessionId;
   }
@@ -122,22 +127,36 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
     }
     if (index === 0) {
       if (!leader && zk.phase === 'connected') {
-        const stat = await zk.exists(`${path}/${ourNode}`, onWatch);
-        if (!stat) {
-          check();
-          return;
-        }
-        if (zk.phase !== 'connected' || closed) return;
+        const node = ourNode!;
+        // The leader watches its own node (deleted by hand: a check). Read while waiting, its czxid
+        // makes taking the lead need no request: the watch is then set without waiting for it.
+        const known = ourCzxid;
+        const watched = zk.exists(`${path}/${node}`, onWatch).then((stat) => {
+          if (!stat) check();
+          return stat?.czxid;
+        });
+        const czxid = known ?? (await watched);
+        if (known !== undefined) watched.catch(() => check());
+        if (czxid === undefined) return;
+        if (zk.phase !== 'connected' || closed || node !== ourNode) return;
         leader = true;
-        epoch = stat.czxid;
-        emitter.emit('leader:acquired', { epoch: stat.czxid, node: ourNode! });
+        epoch = czxid;
+        emitter.emit('leader:acquired', { epoch: czxid, node });
       }
       return;
     }
     lose('deleted');
     const predecessor = children[index - 1]!;
-    const stat = await zk.exists(`${path}/${predecessor}`, onWatch);
+    // While waiting, our node's czxid is read (once, no watch): taking the lead then needs no request.
+    const [stat] = await Promise.all([zk.exists(`${path}/${predecessor}`, onWatch), ourCzxid === undefined ? readOurCzxid() : undefined]);
     if (!stat) check(); // it went before our watch was set
+  }
+
+  /** Remembers our node's czxid (the epoch of a leadership). */
+  async function readOurCzxid(): Promise<void> {
+    const node = ourNode;
+    const stat = await zk.exists(`${path}/${node}`);
+    if (stat && node === ourNode) ourCzxid = stat.czxid;
   }
 
   // One check pass at a time; an event during a pass asks for one more.
