@@ -155,4 +155,24 @@ describe('job commands', () => {
       offFinished();
     }
   }, 120_000);
+
+  it('a commands folder deleted by hand is made again, and a run-now written in it runs', async () => {
+    await ownedJob('refolder', 3);
+    const finished: number[] = [];
+    const offFinished = executor.on('run:finished', (e) => { if (e.job === 'refolder') finished.push(e.item); });
+    try {
+      await runNow('refolder');
+      await eventually(() => expect(finished.sort()).toEqual([0, 1]), { timeoutMs: 30_000 });
+      const folder = paths.jobCommands(NS, 'refolder');
+      for (const name of await admin.getChildren(folder)) await admin.delete(`${folder}/${name}`);
+      const before = (await admin.exists(folder))!.czxid;
+      await admin.delete(folder);
+      // The listing's watch fires with the deletion: the executor makes the folder again.
+      await eventually(async () => expect((await admin.exists(folder))?.czxid).toBeGreaterThan(before), { timeoutMs: 30_000 });
+      await runNow('refolder');
+      await eventually(() => expect(finished).toHaveLength(4), { timeoutMs: 30_000 });
+    } finally {
+      offFinished();
+    }
+  }, 120_000);
 });

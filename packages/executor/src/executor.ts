@@ -21,6 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import {
   errorCode,
   ORRERY_VERSION,
@@ -57,6 +58,7 @@ import { startExecutorHttp, type ExecutorHttp } from './http-api.js';
 import { jobEnvironment, redactSecrets, secretValues } from './job-env.js';
 import { loadJobModules, type JobModules } from './job-modules.js';
 import { createJobFolderWatch } from './job-folder-watch.js';
+import { LEADER_APPLIES_AT_ONCE } from './job-leader.js';
 import { createJobRuntime, type JobRuntime } from './job-runtime.js';
 import { createNodePool, type NodePool } from './node-pool.js';
 import { createRunAlarms } from './run-alarms.js';
@@ -199,6 +201,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
   });
   /** Node shards per job run here: the pool keeps that many workers (up to its max) started. */
   const nodeDemand = new Map<string, number>();
+  const leaderApplies = pLimit(LEADER_APPLIES_AT_ONCE);
   const claimLead = createClaimLead(options.claimAheadMs !== undefined ? { minLeadMs: options.claimAheadMs } : {});
   let modules: JobModules = new Map();
   let nodePool: NodePool | undefined;
@@ -247,7 +250,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
     if (!r) {
       r = createJobRuntime({
         zk, namespace, executor: name, logger, emitter, metrics, history, nodePool: nodePool!, modules,
-        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive, claimLead, jobEnv, redact,
+        killGraceMs: options.killGraceMs ?? 5000, tmpDir, alarms, isAlive, claimLead, jobEnv, redact, leaderApplies,
         canStart: () => !leaving && fence.canStart(),
         eventAlarm: (kind, j, body) => alarms.jobEvent(kind, j, body),
         trackProcessGroup: (pgid, j, runId, done) => {

@@ -16,6 +16,11 @@
  * - **Repair requests**: an owner that cannot read a shard node asks the leader (a `repair-<item>`
  *   command) to run a pass.
  *
+ * - **Turns**: a pass reads the job's shard nodes at once (dead claims first); a pass that found a
+ *   dead claim or a failover mark applies at once, the others wait for a turn
+ *   ({@link LEADER_APPLIES_AT_ONCE} over all the jobs the executor leads), so that after a failover
+ *   the crashed run's job does not wait for the thousands of others.
+ *
  * Guarantees: `applied` only ever moves to a newer epoch (compare-and-set); an item never moves
  * while its run on a live executor goes on. Not guaranteed: that the leader is unique at every
  * instant (two leaders write the same answers, each with a compare-and-set).
@@ -48,6 +53,16 @@ import type { ExecutorEvents } from './executor-events.js';
 import type { ExecutorMetrics } from './executor-metrics.js';
 import { announceFailover } from './failover-notice.js';
 
+/**
+ * How many job leaders of one executor apply an assignment at once. A pass is a chain of requests
+ * through the executor's one ZooKeeper session. Unbounded, the passes of a failover (an executor that
+ * inherits thousands of jobs) advance together, each request behind all the others, so the job whose
+ * run crashed gets its `applied` when nearly every job does. Bounded, each pass first looks for dead
+ * claims (two round trips: the listing, then every shard node at once); one that found a crashed run
+ * applies at once, the others in turn.
+ */
+export const LEADER_APPLIES_AT_ONCE = 64;
+
 /** How much of a reset shard node's data its log line quotes, in characters. */
 export const RESET_QUOTE_CHARS = 200;
 
@@ -64,7 +79,16 @@ export interface JobLeaderOptions {
   /** True when `executor` is online with ZooKeeper session `session`. */
   isAlive(executor: string, session: string): Promise<boolean>;
   eventAlarm?(kind: 'failover', job: string, body: Record<string, unknown>): void;
+  /**
+   * Runs a pass's apply when its turn comes: the executor's limit over all the jobs it leads
+   * ({@link LEADER_APPLIES_AT_ONCE}). A pass that found the claim of a dead session, or a failover
+   * mark, applies at once. Default: every pass at once.
+   */
+  applyTurn?(apply: () => Promise<void>): Promise<void>;
 }
+
+/** A shard node as a pass saw it (undefined: no node, or not a shard state). */
+type SeenShard = Awaited<ReturnType<typeof readShard>>;
 
 export interface JobLeader {
   /** Runs a leader pass (if leading; one more if one is running). */
@@ -83,8 +107,15 @@ export function createJobLeader(options: JobLeaderOptions): JobLeader {
 
   const leaderPass = createSerialTask(async () => {
     try {
-      await releaseDeadClaims();
-      await applyAssignment();
+      const { seen, urgent } = await releaseDeadClaims();
+      if (urgent || !options.applyTurn) {
+        await applyAssignment(seen);
+        return;
+      }
+      // Its turn may come seconds later: leadership may have gone, and the shard nodes are read again.
+      await options.applyTurn(async () => {
+        if (!closed && latch.isLeader) await applyAssignment(new Map());
+      });
     } catch (error) {
       if (!isRetryable(error)) logger.error({ err: toError(error) }, 'job leader check failed');
     }
@@ -93,8 +124,11 @@ export function createJobLeader(options: JobLeaderOptions): JobLeader {
     if (!closed && latch.isLeader) leaderPass.trigger();
   };
 
-  /** Makes the latest assignment safe to run and publishes it as `applied`. */
-  async function applyAssignment(): Promise<void> {
+  /**
+   * Makes the latest assignment safe to run and publishes it as `applied`. `seen`: the shard nodes
+   * this pass has just read (releaseDeadClaims), so a moving item's node is not read twice.
+   */
+  async function applyAssignment(seen: ReadonlyMap<number, SeenShard>): Promise<void> {
     const read = await zk.get(paths.jobAssignment(namespace, job), () => check()).catch((error) => {
       if (hasErrorCode(error, 'no-node')) return undefined;
       throw error;
@@ -134,8 +168,9 @@ export function createJobLeader(options: JobLeaderOptions): JobLeader {
     for (const [item, owner] of before) {
       if (after.get(item) === owner) continue;
       const path = paths.jobShard(namespace, job, item);
-      // An unreadable node holds no live run (releaseDeadClaims resets it).
-      const shard = await readShard(zk, path).catch((error: unknown) => {
+      // An unreadable node holds no live run (releaseDeadClaims resets it). A run claimed since the
+      // pass read the node is no overlap either: the new owner's claim finds it running.
+      const shard = seen.has(item) ? seen.get(item) : await readShard(zk, path).catch((error: unknown) => {
         if (hasErrorCode(error, 'bad-data')) return undefined;
         throw error;
       });
@@ -184,24 +219,43 @@ export function createJobLeader(options: JobLeaderOptions): JobLeader {
     metrics.refused.inc({ reason: reason.startsWith('the assignment names') ? 'offline-executor' : 'invalid' });
   }
 
-  async function releaseDeadClaims(): Promise<void> {
+  /**
+   * Marks or releases the claims of dead sessions (see the module header). Resolves with each shard
+   * node as the pass leaves it (`seen`: the state read, or undefined once marked, released or reset
+   * — no live run either way), and whether a failover waits on this pass (`urgent`: a claim of a
+   * dead session, or a failover mark). The nodes are read all at once: one round trip, not one per item.
+   */
+  async function releaseDeadClaims(): Promise<{ seen: Map<number, SeenShard>; urgent: boolean }> {
+    const seen = new Map<number, SeenShard>();
+    let urgent = false;
     const c = options.config();
-    if (!c) return;
+    if (!c) return { seen, urgent };
     const failover = c.enabled && c.failover && !c.localMode;
-    const items = await zk.getChildren(paths.jobShards(namespace, job)).catch(() => [] as string[]);
-    for (const name of items) {
+    const names = await zk.getChildren(paths.jobShards(namespace, job)).catch(() => [] as string[]);
+    const reads = await Promise.allSettled(names.map((name) => readShard(zk, `${paths.jobShards(namespace, job)}/${name}`)));
+    for (const [i, name] of names.entries()) {
       const path = `${paths.jobShards(namespace, job)}/${name}`;
-      const shard = await readShard(zk, path).catch(async (error: unknown) => {
-        if (hasErrorCode(error, 'bad-data')) await resetShard(path, toError(error));
-        return undefined;
-      });
+      const item = Number(name);
+      const read = reads[i]!;
+      if (read.status === 'rejected') {
+        // Not a shard state: reset (no live run). Not readable now: the next pass reads it.
+        if (hasErrorCode(read.reason, 'bad-data')) {
+          await resetShard(path, toError(read.reason));
+          seen.set(item, undefined);
+        }
+        continue;
+      }
+      const shard = read.value;
+      seen.set(item, shard);
       if (!shard || shard.state.state === 'idle') continue;
       const { state } = shard;
       if (state.state === 'running' && (await options.isAlive(state.executor, state.session))) continue;
+      // From here on the node holds no live run, whatever the write below does.
+      seen.set(item, undefined);
+      urgent = true;
       if (state.state === 'failover' && failover) continue;
       if (state.state === 'running' && failover) {
         if (!(await markFailover(zk, path, { state, version: shard.version }))) continue;
-        const item = Number(name);
         logger.warn({ item, executor: state.executor, fireTime: state.fireTime, runId: state.runId }, 'marked the run of a dead session for failover');
         await announceFailover(options, item, state);
         continue;
@@ -214,6 +268,7 @@ export function createJobLeader(options: JobLeaderOptions): JobLeader {
         if (!hasErrorCode(error, 'bad-version')) throw error;
       }
     }
+    return { seen, urgent };
   }
 
   /**

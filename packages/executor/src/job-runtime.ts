@@ -36,6 +36,7 @@ import {
   type JobConfig,
   type LeaderLatch,
   type Schedule,
+  type ShardState,
 } from '@orrery/core';
 import { maybeTriggerDownstream } from './downstream.js';
 import { createFireScheduler, systemClock, type Clock } from './fire-scheduler.js';
@@ -105,6 +106,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     zk, namespace, job, logger, emitter, metrics: ctx.metrics, latch, isAlive: ctx.isAlive,
     config: () => config,
     ...(ctx.eventAlarm ? { eventAlarm: ctx.eventAlarm } : {}),
+    ...(ctx.leaderApplies ? { applyTurn: ctx.leaderApplies } : {}),
   });
   const watches = createJobWatches({
     zk, namespace, job, logger, emitter, metrics: ctx.metrics, startedAt,
@@ -181,9 +183,14 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     logger.info({ items }, 'items changed');
     emitter.emit('items:changed', { job, items });
     // The first claims of gained items need no read (their nodes are read now, off the fire's path).
-    if (config?.enabled && gained.length > 0) void shardRunner.prepare(gained);
-    // A gained item may hold a crashed run marked for failover: re-run it at once.
-    if (config?.enabled && config.failover && !config.localMode) for (const item of gained) void takeFailover(item);
+    // A gained item may hold a crashed run marked for failover: re-run at once. That read shows
+    // which: an item found idle holds none, so a failover needs no read of its own.
+    if (config?.enabled && gained.length > 0) {
+      const failover = config.failover && !config.localMode;
+      void shardRunner.prepare(gained).then((notIdle) => {
+        if (failover) for (const [item, state] of notIdle) void takeFailover(item, state);
+      });
+    }
     // A gained item catches up a fire it missed within the misfire threshold (the claim refuses it
     // if its previous owner already ran that fire).
     const recent = gained.length > 0 && config?.enabled ? scheduler.catchUp() : undefined;
@@ -389,14 +396,16 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
     return ctx.canStart() && clock.now() < deadline && config?.enabled === true;
   }
 
-  /** Re-runs this item's crashed fire if the shard holds a failover mark (a new attempt). */
-  async function takeFailover(item: number): Promise<void> {
+  /**
+   * Re-runs this item's crashed fire if the shard holds a failover mark (a new attempt). `read`: the
+   * node's state as just read (none: it is read here).
+   */
+  async function takeFailover(item: number, read?: ShardState): Promise<void> {
     const c = config;
     if (closed || stopped || !c?.enabled || !c.failover || c.localMode || !effective.has(item)) return;
     try {
-      const shard = await readShard(zk, paths.jobShard(namespace, job, item));
-      if (shard?.state.state !== 'failover') return;
-      const mark = shard.state;
+      const mark = read ?? (await readShard(zk, paths.jobShard(namespace, job, item)))?.state;
+      if (mark?.state !== 'failover') return;
       logger.warn({ item, fireTime: mark.fireTime, crashed: mark.executor, runId: mark.runId }, 'taking over a crashed run (failover)');
       await runShard({ item, fireTime: mark.fireTime, trigger: 'failover', attempt: mark.attempt + 1 });
     } catch (error) {

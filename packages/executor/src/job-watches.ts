@@ -21,6 +21,7 @@ import {
   checkApplied,
   checkCommandNode,
   createSerialTask,
+  decodeChecked,
   decodeJson,
   ensureNode,
   errorCode,
@@ -83,6 +84,7 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
   let closed = false;
   let applied: Applied | undefined;
   const seenCommands = new Set<string>();
+  let commandsFolder = false;
   let commandRetry: NodeJS.Timeout | undefined;
 
   const watchConfig = async (): Promise<void> => {
@@ -102,12 +104,21 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
 
   const watchApplied = async (): Promise<void> => {
     if (closed) return;
+    const path = paths.jobApplied(namespace, job);
+    const watch = (): void => void watchApplied();
     try {
-      const stat = await zk.exists(paths.jobApplied(namespace, job), () => void watchApplied());
-      if (!stat) return;
-      const read = await readJson(zk, paths.jobApplied(namespace, job), checkApplied);
-      if (!read || closed) return;
-      const value = read.value;
+      // One read that sets the watch; a missing node is watched for its creation instead (and read
+      // again if it came meanwhile).
+      const read = await zk.get(path, watch).catch((error: unknown) => {
+        if (hasErrorCode(error, 'no-node')) return undefined;
+        throw error;
+      });
+      if (!read) {
+        if (await zk.exists(path, watch)) void watchApplied();
+        return;
+      }
+      if (closed) return;
+      const value = decodeChecked(read.data, path, checkApplied);
       if (applied && value.allocatorEpoch < applied.allocatorEpoch) return; // a deposed allocator's epoch
       applied = value;
       options.onApplied(value);
@@ -129,9 +140,8 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
     if (closed) return;
     let retry = false;
     try {
-      // Never `mkdirp`: a job someone deleted must stay deleted (see ensureNode).
-      if (!(await ensureNode(zk, paths.jobCommands(namespace, job)))) return;
-      const names = (await zk.getChildren(paths.jobCommands(namespace, job), () => watchCommands())).sort();
+      const names = await listCommands();
+      if (!names) return;
       // A name no longer listed was deleted (pruned): forget it, so the set stays small.
       const listed = new Set(names);
       for (const name of seenCommands) if (!listed.has(name)) seenCommands.delete(name);
@@ -153,6 +163,27 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
       else emitter.emit('error', toError(error));
     }
     if (retry) retryCommandsLater();
+  }
+
+  /**
+   * Lists the command names (setting the watch), making the commands folder first when it is missing;
+   * undefined when the job is gone. The folder is made (or found) once: later passes only list it.
+   */
+  async function listCommands(): Promise<string[] | undefined> {
+    const path = paths.jobCommands(namespace, job);
+    for (;;) {
+      // Never `mkdirp`: a job someone deleted must stay deleted (see ensureNode).
+      if (!commandsFolder) {
+        if (!(await ensureNode(zk, path))) return undefined;
+        commandsFolder = true;
+      }
+      try {
+        return (await zk.getChildren(path, () => watchCommands())).sort();
+      } catch (error) {
+        if (!hasErrorCode(error, 'no-node')) throw error;
+        commandsFolder = false; // deleted (by hand, or with the job): made again, unless the job is gone
+      }
+    }
   }
 
   /**

@@ -38,6 +38,8 @@ export interface RuntimeContext {
   nodeDemand?(job: string, items: number): void;
   /** The environment shell jobs start from: the executor's without Orrery's secrets (job-env.ts). */
   jobEnv?: Readonly<Record<string, string>>;
+  /** Runs a job leader's apply when its turn comes (the executor's limit: `LEADER_APPLIES_AT_ONCE` in job-leader.ts). */
+  leaderApplies?(apply: () => Promise<void>): Promise<void>;
   /** The job's timer clock (default: the system clock). */
   clock?: Clock;
 }

@@ -134,8 +134,9 @@ export interface ShardRunner {
    * when it has none — so that the first claim is one compare-and-set like every later one, and the
    * reads and creates are off the fire's path (an executor starting with many jobs). Best effort:
    * an item whose read fails, or whose node is not idle, is read by its first claim as before.
+   * Resolves with the items it did not find idle, each with the state it read (undefined: not read).
    */
-  prepare(items: readonly number[]): Promise<void>;
+  prepare(items: readonly number[]): Promise<Map<number, ShardState | undefined>>;
 }
 
 export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
@@ -227,8 +228,9 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     return runClaimed(c, startsNow, active, claim.claim);
   }
 
-  function prepare(items: readonly number[]): Promise<void> {
-    if (options.isClosed()) return Promise.resolve();
+  function prepare(items: readonly number[]): Promise<Map<number, ShardState | undefined>> {
+    const notIdle = new Map<number, ShardState | undefined>();
+    if (options.isClosed()) return Promise.resolve(notIdle);
     // The parent first (once), then each item's node; each item's entry is in `preparing` from now.
     const parent = shardsReady
       ? Promise.resolve(true)
@@ -236,15 +238,21 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
         if (exists) shardsReady = true;
         return exists; // false: the job is gone
       }, () => false); // the first claim tries again
-    return Promise.all(items.filter((item) => !known.has(item) && !preparing.has(item)).map((item) => {
-      const read = parent.then((ok) => (ok ? readAhead(item) : undefined)).finally(() => preparing.delete(item));
+    return Promise.all(items.filter((item) => !known.has(item)).map((item) => {
+      if (preparing.has(item)) {
+        notIdle.set(item, undefined); // an earlier call is reading it
+        return undefined;
+      }
+      const read = parent.then((ok) => (ok ? readAhead(item) : undefined)).then((state) => {
+        if (state?.state !== 'idle') notIdle.set(item, state);
+      }).finally(() => preparing.delete(item));
       preparing.set(item, read);
       return read;
-    })).then(() => undefined);
+    })).then(() => notIdle);
   }
 
-  /** Reads (or makes, idle) `item`'s shard node into the known-version cache; never throws. */
-  async function readAhead(item: number): Promise<void> {
+  /** Reads (or makes, idle) `item`'s shard node into the known-version cache; never throws. Resolves with the state read. */
+  async function readAhead(item: number): Promise<ShardState | undefined> {
     const path = paths.jobShard(namespace, job, item);
     try {
       let shard = await readShard(zk, path);
@@ -258,9 +266,11 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
         }
       }
       if (shard?.state.state === 'idle' && !known.has(item) && !options.isClosed()) known.set(item, { version: shard.version, state: shard.state });
+      return shard?.state;
     } catch (error) {
       // A garbage node (the job leader resets it), or ZooKeeper out of reach: the first claim reads it.
       logger.debug({ err: toError(error), item }, 'could not read a shard node ahead of its first claim');
+      return undefined;
     }
   }
 
