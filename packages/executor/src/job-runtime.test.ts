@@ -358,3 +358,28 @@ describe('every fire that does not run is counted by reason', () => {
     }
   }, 120_000);
 });
+
+describe('a job leader without a config yet', () => {
+  it('looks for dead claims once the config comes: a crashed run on an item it moved here is re-run', async () => {
+    const job = 'late-config';
+    // The config node does not parse yet (a new runtime that leads before it has read a valid config
+    // is in the same place): the leader applies the assignment, but cannot tell failover from release.
+    await admin.create(paths.job(NS, job), '{"name": "late-config", "type": "shell"');
+    await admin.create(paths.jobAssignment(NS, job), encodeJson({ epoch: 2, allocatorEpoch: 1, items: { [EXECUTOR]: [0] }, unassigned: [] }));
+    await admin.create(paths.jobApplied(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items: { ghost: [0] } }));
+    await admin.mkdirp(paths.jobCommands(NS, job));
+    await admin.mkdirp(paths.jobShards(NS, job));
+    const crashedFire = Math.floor(Date.now() / 1000) * 1000 - 10_000;
+    await admin.create(paths.jobShard(NS, job, 0), encodeJson({ state: 'running', executor: 'ghost', session: 'dead', runId: 'ghost-run', fireTime: crashedFire, startedAt: crashedFire, attempt: 1 }));
+    owned[job] = { epoch: 2, items: [0] };
+    await admin.set(paths.executorAssignment(NS, EXECUTOR), encodeJson({ allocatorEpoch: 1, jobs: owned }));
+    try {
+      await eventually(async () => expect((await admin.get(paths.jobApplied(NS, job))).data?.toString()).toContain('"epoch":2'), { timeoutMs: 15_000 });
+      const rerun = waitForEvent(executor, 'run:started', { predicate: (e) => e.job === job && e.trigger === 'failover', timeoutMs: 15_000 });
+      await setConfig({ name: job, cron: '0 0 1 1 *', failover: true, command: 'true', enabled: true });
+      expect((await rerun).fireTime).toBe(crashedFire);
+    } finally {
+      await setConfig({ name: job, cron: '0 0 1 1 *', failover: true, command: 'true', enabled: false });
+    }
+  }, 60_000);
+});

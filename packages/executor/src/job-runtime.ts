@@ -155,6 +155,10 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       dropWaiting(() => true, next ? 'disabled' : 'job-deleted');
     }
     reportDemand();
+    // What the job leader does with a dead session's claim depends on the config (mark it for
+    // failover, or release it), and a pass without a config leaves claims alone: a leader that took
+    // the lead before it had read the config (a new runtime) looks again now.
+    if (next && (!before || before.enabled !== next.enabled || before.failover !== next.failover || before.localMode !== next.localMode)) leader.check();
     if (!next) {
       scheduler.stop();
       return;
