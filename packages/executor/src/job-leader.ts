@@ -11,11 +11,11 @@
  * - **Dead claims**: a claim held by a session that no longer exists can never complete. With
  *   `failover` (and not localMode) it is marked for a failover re-run and the owners are told;
  *   else it is released. A failover mark of a disabled job (or one without failover) is cleared.
+ *   Without a valid config a pass leaves claims alone (the runtime asks for one when it comes).
  * - **Bad shard nodes**: a shard node that holds something other than a shard state is reset to
  *   idle (compare-and-set from the version that showed it; only while leading).
  * - **Repair requests**: an owner that cannot read a shard node asks the leader (a `repair-<item>`
  *   command) to run a pass.
- *
  * - **Turns**: a pass reads the job's shard nodes at once (dead claims first); a pass that found a
  *   dead claim or a failover mark applies at once, the others wait for a turn
  *   ({@link LEADER_APPLIES_AT_ONCE} over all the jobs the executor leads), so that after a failover
