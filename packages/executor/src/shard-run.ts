@@ -134,7 +134,8 @@ export interface ShardRunner {
    * when it has none — so that the first claim is one compare-and-set like every later one, and the
    * reads and creates are off the fire's path (an executor starting with many jobs). Best effort:
    * an item whose read fails, or whose node is not idle, is read by its first claim as before.
-   * Resolves with the items it did not find idle, each with the state it read (undefined: not read).
+   * Resolves with the items it did not read and find idle, each with the state it read (undefined:
+   * not read — among them the items the known-version cache holds).
    */
   prepare(items: readonly number[]): Promise<Map<number, ShardState | undefined>>;
 }
@@ -238,9 +239,11 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
         if (exists) shardsReady = true;
         return exists; // false: the job is gone
       }, () => false); // the first claim tries again
-    return Promise.all(items.filter((item) => !known.has(item)).map((item) => {
-      if (preparing.has(item)) {
-        notIdle.set(item, undefined); // an earlier call is reading it
+    return Promise.all(items.map((item) => {
+      // Not read here: an item whose node this executor wrote last (the cache may be stale: it may
+      // have moved away and back since), and one an earlier call is reading.
+      if (known.has(item) || preparing.has(item)) {
+        notIdle.set(item, undefined);
         return undefined;
       }
       const read = parent.then((ok) => (ok ? readAhead(item) : undefined)).then((state) => {
