@@ -181,7 +181,10 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
         return (await zk.getChildren(path, () => watchCommands())).sort();
       } catch (error) {
         if (!hasErrorCode(error, 'no-node')) throw error;
-        commandsFolder = false; // deleted (by hand, or with the job): made again, unless the job is gone
+        // Deleted (by hand, or with the job): made again, unless the job is gone. Its commands went
+        // with it, and a new folder numbers sequential names from 0 again: forget the names seen.
+        commandsFolder = false;
+        seenCommands.clear();
       }
     }
   }
