@@ -21,7 +21,6 @@ import {
   checkApplied,
   checkCommandNode,
   createSerialTask,
-  decodeChecked,
   decodeJson,
   ensureNode,
   errorCode,
@@ -109,16 +108,13 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
     try {
       // One read that sets the watch; a missing node is watched for its creation instead (and read
       // again if it came meanwhile).
-      const read = await zk.get(path, watch).catch((error: unknown) => {
-        if (hasErrorCode(error, 'no-node')) return undefined;
-        throw error;
-      });
+      const read = await readJson(zk, path, checkApplied, watch);
       if (!read) {
         if (await zk.exists(path, watch)) void watchApplied();
         return;
       }
       if (closed) return;
-      const value = decodeChecked(read.data, path, checkApplied);
+      const value = read.value;
       if (applied && value.allocatorEpoch < applied.allocatorEpoch) return; // a deposed allocator's epoch
       applied = value;
       options.onApplied(value);

@@ -130,14 +130,19 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
         const node = ourNode!;
         // The leader watches its own node (deleted by hand: a check). Read while waiting, its czxid
         // makes taking the lead need no request: the watch is then set without waiting for it.
-        const known = ourCzxid;
-        const watched = zk.exists(`${path}/${node}`, onWatch).then((stat) => {
-          if (!stat) check();
-          return stat?.czxid;
-        });
-        const czxid = known ?? (await watched);
-        if (known !== undefined) watched.catch(() => check());
-        if (czxid === undefined) return;
+        let czxid = ourCzxid;
+        if (czxid === undefined) {
+          const stat = await zk.exists(`${path}/${node}`, onWatch);
+          if (!stat) {
+            check();
+            return;
+          }
+          czxid = stat.czxid;
+        } else {
+          void zk.exists(`${path}/${node}`, onWatch).then((stat) => {
+            if (!stat) check();
+          }, () => check());
+        }
         if (zk.phase !== 'connected' || closed || node !== ourNode) return;
         leader = true;
         epoch = czxid;

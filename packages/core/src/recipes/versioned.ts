@@ -14,7 +14,7 @@
  */
 import { OrreryError, validationError, type ValidationIssue, hasErrorCode, errorCode, toError } from '../errors.js';
 import { decodeJson, encodeJson } from '../json.js';
-import type { ZkClient, ZkStat } from '../zk/client.js';
+import type { Watcher, ZkClient, ZkStat } from '../zk/client.js';
 
 /** A value with the node version it was read at. */
 export interface Versioned<T> {
@@ -37,10 +37,13 @@ export function decodeChecked<T>(data: Buffer | null, path: string, check?: Chec
   return result.value;
 }
 
-/** Reads and decodes a JSON node; `undefined` when it does not exist. */
-export async function readJson<T>(zk: ZkClient, path: string, check?: Check<T>): Promise<Versioned<T> | undefined> {
+/**
+ * Reads and decodes a JSON node; `undefined` when it does not exist. With `watcher`, the read sets a
+ * data watch (none on a node that does not exist: ZooKeeper sets none then).
+ */
+export async function readJson<T>(zk: ZkClient, path: string, check?: Check<T>, watcher?: Watcher): Promise<Versioned<T> | undefined> {
   try {
-    const { data, stat } = await zk.get(path);
+    const { data, stat } = await zk.get(path, watcher);
     return { value: decodeChecked(data, path, check), stat };
   } catch (error) {
     if (hasErrorCode(error, 'no-node')) return undefined;
