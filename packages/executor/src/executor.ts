@@ -496,7 +496,7 @@ export function createExecutor(options: ExecutorOptions): Executor {
         if (late) logger.error({ step: what, boundMs }, 'a step of the close did not finish in time: going on without it');
       };
       const runGraceMs = closeOptions.graceMs ?? options.killGraceMs ?? 5000;
-      await step('jobs', () => Promise.all(allRuntimes().map((r) => r.close({ stopRuns: true, ...(closeOptions.graceMs !== undefined ? { graceMs: closeOptions.graceMs } : {}) }))), runGraceMs + CLOSE_STEP_MS);
+      await step('jobs', () => Promise.all(allRuntimes().map((r) => r.close({ stopRuns: true, sessionEnding: true, ...(closeOptions.graceMs !== undefined ? { graceMs: closeOptions.graceMs } : {}) }))), runGraceMs + CLOSE_STEP_MS);
       runtimes.clear();
       await step('presence', () => presence?.close());
       await step('node workers', () => nodePool?.close());

@@ -73,8 +73,12 @@ export interface JobRuntime {
   stopFiring(): void;
   /** Resolves when no run of this job is in progress here. */
   whenIdle(): Promise<void>;
-  /** Stops firing, leaves the latch; runs in progress are left to finish unless `stopRuns` (SIGKILL after `graceMs`, default the kill grace). */
-  close(options?: { stopRuns?: boolean; graceMs?: number }): Promise<void>;
+  /**
+   * Stops firing, leaves the latch; runs in progress are left to finish unless `stopRuns` (SIGKILL
+   * after `graceMs`, default the kill grace). `sessionEnding`: the executor closes its session next,
+   * which deletes the latch node with it (see the latch's close).
+   */
+  close(options?: { stopRuns?: boolean; graceMs?: number; sessionEnding?: boolean }): Promise<void>;
 }
 
 /** A fire waiting for an item's run in progress to end. */
@@ -562,7 +566,7 @@ export function createJobRuntime(ctx: RuntimeContext, job: string): JobRuntime {
       skips.flush();
       if (options.stopRuns) await stopRuns(options.graceMs);
       logger.debug({ step: 'latch' }, 'closing');
-      await latch.close();
+      await latch.close({ sessionEnding: options.sessionEnding === true });
       logger.debug({ step: 'leader' }, 'closing');
       await leader.settled();
       emitter.emit('job:stopped', { job });

@@ -33,6 +33,27 @@ describe('leader latch', () => {
     expect(await b.participants()).toEqual(['b']);
   });
 
+  it('closed before its session ends, leaves its node to the session: leadership ends at once, the next participant leads when the session closes', async () => {
+    const root = uniqueRoot('latch-session-ending');
+    const zkA = await client(zkConnect, root);
+    const a = latch(zkA, 'a');
+    const b = latch(await client(zkConnect, root), 'b');
+    await a.start();
+    await a.awaitLeadership();
+    await b.start();
+    const lost = waitForEvent(a, 'leader:lost');
+    await a.close({ sessionEnding: true });
+    expect((await lost).reason).toBe('closed');
+    expect(a.isLeader).toBe(false);
+    // No delete was sent: a's node is still there, and b still waits behind it.
+    expect(await b.participants()).toEqual(['a', 'b']);
+    expect(b.isLeader).toBe(false);
+    const won = b.awaitLeadership();
+    await zkA.close();
+    await won;
+    expect(await b.participants()).toEqual(['b']);
+  });
+
   it("takes the lead with its own node's czxid as the epoch; a leader whose node is deleted by hand steps down and joins again behind", async () => {
     const root = uniqueRoot('latch-by-hand');
     const zkA = await client(zkConnect, root);

@@ -46,8 +46,14 @@ export interface LeaderLatch extends Subscribable<LeaderLatchEvents> {
   awaitLeadership(timeoutMs?: number): Promise<number>;
   /** Participant ids in latch order (the first is the leader). */
   participants(): Promise<string[]>;
-  /** Leaves the election (deletes its node). Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Leaves the election (deletes its node). Idempotent. `sessionEnding`: the caller closes its
+   * ZooKeeper session next, so the node is left for that close to delete — ZooKeeper removes all of
+   * a session's ephemeral nodes in the one transaction that closes it, where a delete per latch is a
+   * transaction each (an executor leading thousands of jobs). Leadership still ends here at once
+   * (`leader:lost`, reason `closed`); the other participants see the node go with the session.
+   */
+  close(options?: { sessionEnding?: boolean }): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -237,7 +243,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
       }
       return ids;
     },
-    async close() {
+    async close(options = {}) {
       if (closed) return;
       closed = true;
       for (const off of offs.splice(0)) off();
@@ -246,7 +252,7 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
       lose('closed');
       const node = ourNode;
       ourNode = undefined;
-      if (node && ourSession === zk.sessionId && zk.phase === 'connected') {
+      if (node && !options.sessionEnding && ourSession === zk.sessionId && zk.phase === 'connected') {
         try {
           await zk.delete(`${path}/${node}`);
         } catch {
