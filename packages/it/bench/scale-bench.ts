@@ -39,7 +39,7 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createZkClient, encodeJson, parseJobConfig, paths, readJson, readShard, type ZkClient } from '@orrery/core';
+import { createZkClient, encodeJson, isRetryable, parseJobConfig, paths, readJson, readShard, type ZkClient } from '@orrery/core';
 import { eventually, freePort, startZooKeeper, uniqueRoot, type ZooKeeperServer } from '@orrery/core/testing';
 import { createNamespace, runJobNow, stopJob } from '@orrery/console';
 import { allocate, EMPTY_ALLOCATION, type Cluster } from '@orrery/sharding';
@@ -294,7 +294,7 @@ async function pendingJobs(zk: ZkClient, names: readonly string[], live?: Readon
 async function appliedCreated(zk: ZkClient, names: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   await pool(names.length, CONCURRENCY, async (i) => {
-    const stat = await zk.exists(paths.jobApplied(NS, names[i]!));
+    const stat = await retrying(zk, () => zk.exists(paths.jobApplied(NS, names[i]!)));
     if (stat) out.set(names[i]!, stat.ctime);
   });
   return out;
@@ -426,14 +426,31 @@ function busyCoresSince(m0: { busy: number; total: number }): number {
   return ((m1.busy - m0.busy) / (m1.total - m0.total)) * cpus().length;
 }
 
-/** Moves every job's cron to `cronOf(i)`, a compare-and-set each. */
+/**
+ * `action`, tried again (once the link is back) while it fails with a retryable ZooKeeper error: the
+ * bench's own link can drop on a saturated machine (a get timed out in one run, and the part ended).
+ * Only for actions that may run twice.
+ */
+async function retrying<T>(zk: ZkClient, action: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await action();
+    } catch (error) {
+      if (attempt >= attempts || !isRetryable(error)) throw error;
+      await zk.whenConnected(60_000);
+    }
+  }
+}
+
+/** Moves every job's cron to `cronOf(i)`, a compare-and-set each (read again if the set's answer was lost). */
 async function setCrons(p: Platform, jobs: number, cronOf: (i: number) => string): Promise<void> {
-  await pool(jobs, CONCURRENCY, async (i) => {
+  await pool(jobs, CONCURRENCY, (i) => retrying(p.zk, async () => {
     const path = paths.job(NS, jobName(i));
     const { data, stat } = await p.zk.get(path);
     const config = JSON.parse(data!.toString()) as Record<string, unknown>;
+    if (config.cron === cronOf(i)) return;
     await p.zk.set(path, encodeJson({ ...config, cron: cronOf(i) }), stat.version);
-  });
+  }));
 }
 
 /**
@@ -722,7 +739,7 @@ function memoryFigures(p: Platform): ScaleBenchResult['memory'] {
   return rows;
 }
 
-/** ORRERY_BENCH_CPU_PROF=DIR: the real executors and the allocator write V8 CPU profiles to DIR when they exit. */
+/** ORRERY_BENCH_CPU_PROF=DIR: the real executors and the allocator write V8 CPU profiles to DIR when they exit (the hosts too: hosts.ts). */
 function profiled(): { nodeFlags?: string[] } {
   const dir = process.env.ORRERY_BENCH_CPU_PROF;
   return dir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`] } : {};
@@ -927,10 +944,14 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
         if (o.hostsNice > 0) for (const h of p.hosts) renice(h.pid, 0);
         if (!quieted) await setCrons(p, o.jobs, () => QUIET_CRON);
         const keep = new Set([...realNames, ...embedded.slice(0, o.compareExecutors - realNames.length)]);
+        const c1 = Date.now();
         await Promise.all(p.hosts.map((h) => h.shutdown(h.names.filter((n) => !keep.has(n)))));
+        const c2 = Date.now();
         await waitApplied(p, jobNames.filter((j) => j !== PROBE), 600_000, keep);
+        const c3 = Date.now();
         costCompare = await measureCost(p, base, o.jobs, keep.size, await znodesSettled(server, 3000, 30_000));
-        progress(began, `cut to ${keep.size} executors in ${Math.round((Date.now() - c0) / 1000)} s: ${costCompare.perJob.watches.toFixed(2)} watches per job`);
+        const s = (ms: number): string => `${Math.round(ms / 1000)} s`;
+        progress(began, `cut to ${keep.size} executors in ${s(Date.now() - c0)} (quiet ${s(c1 - c0)}, shut down ${s(c2 - c1)}, applied ${s(c3 - c2)}, settled ${s(Date.now() - c3)}): ${costCompare.perJob.watches.toFixed(2)} watches per job`);
       } catch (error) {
         costCompare = { error: errorText(error) };
       }

@@ -54,7 +54,10 @@ export interface ExecutorHost {
 export function startExecutorHost(settings: HostSettings, tsxLoader: string): ExecutorHost {
   const options = process.env.NODE_OPTIONS ?? '';
   const env = { ...process.env, NODE_OPTIONS: options.split(/\s+/).includes(SOURCE_CONDITION) ? options : `${options} ${SOURCE_CONDITION}`.trim() };
-  const child: ChildProcess = spawn(process.execPath, ['--import', tsxLoader, HOST_SCRIPT, JSON.stringify(settings)], {
+  // ORRERY_BENCH_CPU_PROF=DIR: each host writes a V8 CPU profile to DIR when it exits.
+  const profDir = process.env.ORRERY_BENCH_CPU_PROF;
+  const profile = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  const child: ChildProcess = spawn(process.execPath, [...profile, '--import', tsxLoader, HOST_SCRIPT, JSON.stringify(settings)], {
     stdio: stdioWithoutSockets(['ignore', 'pipe', 'pipe', 'ipc']),
     env,
   });
