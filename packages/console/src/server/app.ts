@@ -34,10 +34,13 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** How long a write's answer waits at most for the cache to catch up, in ms. */
 export const CACHE_CATCH_UP_MS = 2000;
 
-/** Resolves when the cache has no read in flight, or after `timeoutMs` (a busy tree may never be still). */
+/**
+ * Resolves when the cache has no read in flight but the shard nodes' deferred re-reads (the console
+ * writes none), or after `timeoutMs` (a busy tree may never be still).
+ */
 async function cacheCaughtUp(cache: ConsoleContext['cache'], timeoutMs = CACHE_CATCH_UP_MS): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([cache.settled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  await Promise.race([cache.caughtUp(), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
   clearTimeout(timer);
 }
 

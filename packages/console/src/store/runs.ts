@@ -143,6 +143,11 @@ export interface RunDirectory {
   executors(): Promise<RunExecutor[]>;
   /** The job's runs in progress (claims of its shard nodes). */
   inProgress(job: string): Promise<RunInProgress[]>;
+  /**
+   * The same, read from ZooKeeper at the time of the call: asked only for a run found nowhere else,
+   * when `inProgress` answers from a mirror that may not show a run that just started.
+   */
+  inProgressNow?(job: string): Promise<RunInProgress[]>;
 }
 
 /** How to talk to the executors. */
@@ -695,6 +700,9 @@ export async function getRun(directory: RunDirectory, job: string, runId: string
   const results = await Promise.all(others.map(ask));
   const found = results.find((r) => r !== undefined);
   if (found) return found;
+  // A run that started a moment ago: not in the mirror's shard nodes yet, and in no history.
+  const late = (await directory.inProgressNow?.(job))?.find((r) => r.runId === runId);
+  if (late) return { executor: byName.get(late.executor) ?? { name: late.executor, online: false }, run: runningView(late) };
   const unanswered = unavailable.filter((u) => u.reason !== 'offline');
   if (unanswered.length > 0) {
     throw new OrreryError('unavailable', `run '${runId}' of job '${job}' was not found, but ${unanswered.map((u) => u.message).join('; ')}`, { details: { runId, job, unavailable } });

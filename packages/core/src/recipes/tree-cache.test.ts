@@ -128,6 +128,81 @@ describe('tree cache', () => {
     await eventually(() => expect(c.get('/t/new')?.data?.toString()).toBe('N2'));
   });
 
+  it('re-reads a busy node once for changes that come within its delay, while its creation and deletion are seen at once', async () => {
+    const root = uniqueRoot('tree-busy');
+    const writer = await client(zkConnect, root);
+    await writer.mkdirp('/t/busy/0');
+    const zk = await client(zkConnect, root);
+    // The cache's client, counting its reads of each path (a real session underneath).
+    const reads = new Map<string, number>();
+    const counting: ZkClient = Object.create(zk) as ZkClient;
+    counting.get = (path, watcher) => {
+      reads.set(path, (reads.get(path) ?? 0) + 1);
+      return zk.get(path, watcher);
+    };
+    const c = createTreeCache(counting, '/t', { busy: { match: (p) => p.startsWith('/t/busy/'), delayMs: 1000 } });
+    onCleanup(() => c.close());
+    await c.start();
+    const updates: string[] = [];
+    c.on('node:updated', (n) => updates.push(`${n.path}=${n.data?.toString()}`));
+    const readsBefore = reads.get('/t/busy/0');
+    // A run's claim and completion, back to back: one re-read, one update, with the last value.
+    await writer.set('/t/busy/0', 'claimed');
+    await writer.set('/t/busy/0', 'done');
+    await c.settled();
+    expect(c.get('/t/busy/0')?.data?.toString()).toBe('done');
+    expect(updates).toEqual(['/t/busy/0=done']);
+    expect(reads.get('/t/busy/0')).toBe(readsBefore! + 1);
+    // A new busy node is read at once, a deleted one dropped at once.
+    await writer.create('/t/busy/1', 'new');
+    await eventually(() => expect(c.get('/t/busy/1')?.data?.toString()).toBe('new'));
+    await writer.delete('/t/busy/0');
+    await eventually(() => expect(c.get('/t/busy/0')).toBeUndefined());
+    await c.settled();
+    expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
+  });
+
+  it("bounds the busy nodes' re-reads in flight; caughtUp() waits for the other nodes' reads only, settled() for all", async () => {
+    const root = uniqueRoot('tree-busy-bound');
+    const writer = await client(zkConnect, root);
+    const busy = Array.from({ length: 20 }, (_, i) => `/t/busy/${i}`);
+    for (const path of busy) await writer.mkdirp(path);
+    await writer.mkdirp('/t/config');
+    // Through the proxy: every answer 50 ms late, so the busy re-reads queue up.
+    const zk = await client(proxy().connectString, root);
+    let busyReading = 0;
+    let mostBusyReading = 0;
+    const counting: ZkClient = Object.create(zk) as ZkClient;
+    counting.get = async (path, watcher) => {
+      const isBusy = path.startsWith('/t/busy/');
+      if (isBusy) mostBusyReading = Math.max(mostBusyReading, (busyReading += 1));
+      try {
+        return await zk.get(path, watcher);
+      } finally {
+        if (isBusy) busyReading -= 1;
+      }
+    };
+    const c = createTreeCache(counting, '/t', { busy: { match: (p) => p.startsWith('/t/busy/'), delayMs: 0, concurrency: 2 } });
+    onCleanup(() => c.close());
+    await c.start();
+    mostBusyReading = 0;
+    proxy().setDelay(50);
+    try {
+      for (const path of busy) await writer.set(path, 'changed');
+      await writer.set('/t/config', 'v2');
+      await eventually(() => expect(c.get('/t/busy/0')?.data?.toString()).toBe('changed'));
+      await c.caughtUp();
+      // The config's re-read did not wait for the busy queue: it is in, and busy nodes are still to come.
+      expect(c.get('/t/config')?.data?.toString()).toBe('v2');
+      expect(busy.filter((path) => c.get(path)?.data?.toString() !== 'changed').length).toBeGreaterThan(0);
+      await c.settled();
+      expect(busy.every((path) => c.get(path)?.data?.toString() === 'changed')).toBe(true);
+      expect(mostBusyReading).toBe(2);
+    } finally {
+      proxy().setDelay(0);
+    }
+  });
+
   it('mirrors only what `include` admits and lists children only where `descend` says so', async () => {
     const root = uniqueRoot('tree-filter');
     const writer = await client(zkConnect, root);

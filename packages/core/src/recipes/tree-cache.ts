@@ -10,6 +10,10 @@
  *   the differences are reported as events: the mirror never stays stale after a session change.
  * - `get` and `children` never touch the network.
  *
+ * - Nodes declared `busy` (see {@link TreeCacheOptions.busy}) are re-read after a delay, a bounded
+ *   number at a time: their changes reach the mirror late under a backlog, and never make the
+ *   client's other requests wait behind them. `caughtUp()` waits for every read but theirs.
+ *
  * Not guaranteed: that every intermediate value of a node is seen (a node changed twice quickly may
  * be reported once, with its latest data); a consistent snapshot across several nodes at one instant.
  */
@@ -48,7 +52,21 @@ export interface TreeCacheOptions {
    * watch on nodes whose children are of no interest.
    */
   descend?: (path: string) => boolean;
+  /**
+   * Nodes whose data changes all the time (the console's shard nodes: a claim and a completion per
+   * run). After its watch fires, such a node is re-read `delayMs` later (default
+   * {@link BUSY_DELAY_MS}: a short run's claim and completion then cost one read), oldest first, at
+   * most `concurrency` at a time (default {@link BUSY_CONCURRENCY}). Re-read at once, 1,000 changes a
+   * second filled the client's request slots on a busy machine, and a write waited behind them for
+   * tens of seconds. Their creation, deletion and first read are not deferred.
+   */
+  busy?: { match: (path: string) => boolean; delayMs?: number; concurrency?: number };
 }
+
+/** The default delay of a busy node's re-read, in ms (see {@link TreeCacheOptions.busy}). */
+export const BUSY_DELAY_MS = 1000;
+/** The default number of busy nodes' re-reads outstanding at once (see {@link TreeCacheOptions.busy}). */
+export const BUSY_CONCURRENCY = 16;
 
 /** A handle on a tree cache. */
 export interface TreeCache extends Subscribable<TreeCacheEvents> {
@@ -62,8 +80,14 @@ export interface TreeCache extends Subscribable<TreeCacheEvents> {
   children(path: string): string[];
   /** Every cached path, sorted. */
   paths(): string[];
-  /** Resolves when no read is in flight (tests use it to compare with the server). */
+  /** Resolves when no read is in flight or waiting (tests use it to compare with the server). */
   settled(): Promise<void>;
+  /**
+   * Resolves when no read is in flight but the busy nodes' re-reads (see
+   * {@link TreeCacheOptions.busy}): a change this client made, and was answered for, to any other
+   * node is then in the mirror — a write's watch event comes before its answer on the same session.
+   */
+  caughtUp(): Promise<void>;
   /** Stops; the mirror is dropped. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -89,14 +113,25 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
   let rootWatched = false;
   let closed = false;
   let isInitialized = false;
+  // Reads in flight: all of them, and those of busy nodes' deferred re-reads (see options.busy).
   let inFlight = 0;
+  let busyInFlight = 0;
   let idleWaiters: Array<() => void> = [];
+  let caughtUpWaiters: Array<() => void> = [];
+  const busyMatch = options.busy?.match ?? (() => false);
+  const busyDelayMs = options.busy?.delayMs ?? BUSY_DELAY_MS;
+  const busyConcurrency = Math.max(1, options.busy?.concurrency ?? BUSY_CONCURRENCY);
+  // Busy nodes waiting for their re-read → when it is due; in the order their watches fired (so,
+  // with one delay for all, in due order).
+  const busyDue = new Map<string, number>();
+  let busyTimer: NodeJS.Timeout | undefined;
   let started: Promise<void> | undefined;
   const offs: Array<() => void> = [];
   const depthOf = (path: string): number => (path === root ? 0 : path.slice(root === '/' ? 0 : root.length).split('/').length - 1);
 
-  function track<T>(work: Promise<T>): void {
+  function track<T>(work: Promise<T>, busy = false): void {
     inFlight += 1;
+    if (busy) busyInFlight += 1;
     work
       .catch((error) => {
         const e = toError(error);
@@ -105,16 +140,46 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
       })
       .finally(() => {
         inFlight -= 1;
-        if (inFlight === 0) {
-          if (!isInitialized && !closed) {
-            isInitialized = true;
-            emitter.emit('initialized', { nodes: entries.size });
-          }
-          const waiters = idleWaiters;
-          idleWaiters = [];
-          for (const w of waiters) w();
+        if (busy) {
+          busyInFlight -= 1;
+          pumpBusy();
         }
+        if (inFlight === 0 && !isInitialized && !closed) {
+          isInitialized = true;
+          emitter.emit('initialized', { nodes: entries.size });
+        }
+        wakeWaiters();
       });
+  }
+
+  function wakeWaiters(): void {
+    if (inFlight === busyInFlight && caughtUpWaiters.length > 0) {
+      const waiters = caughtUpWaiters;
+      caughtUpWaiters = [];
+      for (const w of waiters) w();
+    }
+    if (inFlight === 0 && busyDue.size === 0 && idleWaiters.length > 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** Starts the busy re-reads that are due, up to the bound; arms a timer for the next one. */
+  function pumpBusy(): void {
+    if (busyTimer) clearTimeout(busyTimer);
+    busyTimer = undefined;
+    if (closed) return;
+    const now = Date.now();
+    for (const [path, due] of busyDue) {
+      if (busyInFlight >= busyConcurrency) return;
+      if (due > now) {
+        busyTimer = setTimeout(pumpBusy, due - now);
+        return;
+      }
+      busyDue.delete(path);
+      track(loadNode(path, false), true);
+    }
   }
 
   function removeSubtree(path: string): void {
@@ -131,8 +196,15 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
     dataWatched.delete(event.path);
     if (closed) return;
     if (event.type === 'deleted') {
+      busyDue.delete(event.path);
       removeSubtree(event.path);
       if (event.path === root) track(loadRoot());
+      wakeWaiters();
+      return;
+    }
+    if (busyMatch(event.path) && entries.has(event.path)) {
+      if (!busyDue.has(event.path)) busyDue.set(event.path, Date.now() + busyDelayMs);
+      if (!busyTimer && busyInFlight < busyConcurrency) pumpBusy();
       return;
     }
     track(loadNode(event.path, false));
@@ -220,6 +292,8 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
       dataWatched.clear();
       childWatched.clear();
       rootWatched = false;
+      // The walk below reads every node again (no watch survives a new session).
+      busyDue.clear();
     }
     const walk = async (): Promise<void> => {
       await loadRoot();
@@ -269,16 +343,24 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
       return [...entries.keys()].sort();
     },
     settled() {
-      if (inFlight === 0) return Promise.resolve();
+      if (inFlight === 0 && busyDue.size === 0) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    caughtUp() {
+      if (inFlight === busyInFlight) return Promise.resolve();
+      return new Promise((resolve) => caughtUpWaiters.push(resolve));
     },
     async close() {
       if (closed) return;
       closed = true;
       for (const off of offs.splice(0)) off();
+      if (busyTimer) clearTimeout(busyTimer);
+      busyTimer = undefined;
+      busyDue.clear();
       entries.clear();
-      const waiters = idleWaiters;
+      const waiters = [...idleWaiters, ...caughtUpWaiters];
       idleWaiters = [];
+      caughtUpWaiters = [];
       for (const w of waiters) w();
       emitter.clear();
     },

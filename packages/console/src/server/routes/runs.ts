@@ -14,7 +14,7 @@
  * change: once the caller lost access it sends `closed` `{reason: 'access-revoked'}` and ends.
  */
 import { Type } from '@sinclair/typebox';
-import { JobNameSchema, NODE_NAME_PATTERN, OrreryError, toError } from '@orrery/core';
+import { JobNameSchema, NODE_NAME_PATTERN, OrreryError, paths, readShard, toError } from '@orrery/core';
 import { ACCESS_REVOKED_EVENT, type ConsoleRoutes } from '../app.js';
 import type { ConsoleContext } from '../context.js';
 import { NamespaceNameSchema } from './namespaces.js';
@@ -64,7 +64,11 @@ export const RunsListing = Type.Object({
   unavailable: Type.Array(Unavailable, { description: 'executors whose runs are missing, and why' }),
 });
 
-/** The API's {@link RunDirectory}: the console's cache (no ZooKeeper round trip). */
+/**
+ * The API's {@link RunDirectory}: the console's cache (no ZooKeeper round trip), but for
+ * `inProgressNow` — a run id found nowhere else is looked for in the job's shard nodes themselves,
+ * which reach the cache up to a second late (see createConsoleCache).
+ */
 export function cacheRunDirectory(ctx: ConsoleContext, namespace: string): RunDirectory {
   return {
     async executors() {
@@ -84,6 +88,15 @@ export function cacheRunDirectory(ctx: ConsoleContext, namespace: string): RunDi
         if (run) runs.push(run);
       }
       return runs;
+    },
+    async inProgressNow(job) {
+      const items = [...(ctx.cache.job(namespace, job)?.shards.keys() ?? [])];
+      const read = await Promise.all(items.map(async (item) => {
+        // A node gone or unreadable meanwhile shows no run (the cache reports what is wrong with it).
+        const shard = await readShard(ctx.zk, paths.jobShard(namespace, job, item)).catch(() => undefined);
+        return shard ? inProgressOf(job, item, shard.state) : undefined;
+      }));
+      return read.filter((run): run is RunInProgress => run !== undefined);
     },
   };
 }
