@@ -202,7 +202,24 @@ export interface ScaleBenchResult {
   deaths: string[];
   /** ZooKeeper connection trouble the executors logged over the run: links suspended, sessions lost. */
   connection: { suspended: number; lost: number; lostBy?: string[] };
+  /**
+   * The console's warnings, errors and ZooKeeper connection states over the run (at most
+   * {@link CONSOLE_LOG_KEPT}, the last): what explains a console that stopped answering.
+   */
+  consoleLog?: string[];
   totalSeconds: number;
+}
+
+/** How many of the console's log lines a result keeps (see ScaleBenchResult.consoleLog). */
+const CONSOLE_LOG_KEPT = 12;
+
+/** The console's lines worth keeping: level warn (40) and above, and its ZooKeeper connection states. */
+function consoleTrouble(proc: RunningProcess | undefined): string[] {
+  if (!proc) return [];
+  return proc.lines
+    .filter((l) => /"level":(4|5|6)\d/.test(l) || l.includes('"msg":"zookeeper connection state"'))
+    .slice(-CONSOLE_LOG_KEPT)
+    .map((l) => l.slice(0, 400));
 }
 
 const jobName = (i: number): string => `job-${String(i).padStart(5, '0')}`;
@@ -960,7 +977,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance' },
       setup: { writeSeconds, executorsStartSeconds, firingSeconds, consoleBeforeFiring: true, compareWithoutConsole: true },
       allocation, cost, costWithConsole, costCompare, tx,
-      console: consoleResult, configChange, failover, quiet, memory, connection, deaths: p.deaths,
+      console: consoleResult, configChange, failover, quiet, memory, connection, consoleLog: consoleTrouble(p.console), deaths: p.deaths,
       totalSeconds: (Date.now() - began) / 1000,
     };
   } finally {
@@ -1089,6 +1106,10 @@ export function renderScale(r: ScaleBenchResult): string {
   if (r.quiet) lines.push(...quietSection(r.quiet, r.settings.jobs));
   lines.push(`ZooKeeper links the executors saw suspended over the run: ${r.connection.suspended}; sessions lost: ${r.connection.lost}${r.connection.lostBy?.length ? ` (${r.connection.lostBy.join(', ')})` : ''}.`);
   for (const d of r.deaths ?? []) lines.push('', `**Died during the run**: ${d}`);
+  // The first state line is its start; more than that, or any warning, is trouble worth reading.
+  if (r.consoleLog && (r.consoleLog.length > 1 || r.consoleLog.some((l) => !l.includes('zookeeper connection state')))) {
+    lines.push('', 'The console\'s warnings, errors and ZooKeeper connection states over the run (the last lines):', '', ...r.consoleLog.map((l) => `    ${l}`));
+  }
   lines.push('');
   lines.push(`Peak RSS (VmHWM) per process / RSS now of all of a kind: ${r.memory.map((m) => `${m.what} ${f0(m.peakMb)} / ${f0(m.rssMb)} MB (${m.processes})`).join('; ')}. ZooKeeper's data: ${f1(r.cost.dataBytes / 2 ** 20)} MB (mntr zk_approximate_data_size).`);
   lines.push('');
