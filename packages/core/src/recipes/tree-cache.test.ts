@@ -128,6 +128,38 @@ describe('tree cache', () => {
     await eventually(() => expect(c.get('/t/new')?.data?.toString()).toBe('N2'));
   });
 
+  it('after a reconnect in the same session, reads again only what changed: not every leaf', async () => {
+    const root = uniqueRoot('tree-reconnect');
+    const writer = await client(zkConnect, root);
+    const leaves = Array.from({ length: 30 }, (_, i) => `/t/dir/${i}`);
+    for (const path of leaves) await writer.mkdirp(path);
+    const zk = await client(proxy().connectString, root, 10_000);
+    const reads: string[] = [];
+    const counting: ZkClient = Object.create(zk) as ZkClient;
+    counting.get = (path, watcher) => {
+      reads.push(path);
+      return zk.get(path, watcher);
+    };
+    // Leaves' children are not listed (as the console does for shard nodes).
+    const c = createTreeCache(counting, '/t', { descend: (p) => !p.startsWith('/t/dir/') });
+    onCleanup(() => c.close());
+    await c.start();
+    const suspended = new Promise((resolve) => zk.on('state', (s) => { if (s.state === 'SUSPENDED') resolve(s); }));
+    const reconnected = new Promise<{ newSession: boolean }>((resolve) => zk.on('state', (s) => { if (s.state === 'RECONNECTED') resolve(s); }));
+    proxy().reset();
+    await suspended;
+    await writer.set('/t/dir/7', 'changed');
+    expect((await reconnected).newSession).toBe(false);
+    reads.length = 0;
+    await eventually(async () => {
+      await c.settled();
+      expect(c.get('/t/dir/7')?.data?.toString()).toBe('changed');
+    });
+    // The root's read, the changed leaf's, and no other leaf's.
+    expect(reads.filter((p) => p.startsWith('/t/dir/') && p !== '/t/dir/7')).toEqual([]);
+    expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
+  });
+
   it('re-reads a busy node once for changes that come within its delay, while its creation and deletion are seen at once', async () => {
     const root = uniqueRoot('tree-busy');
     const writer = await client(zkConnect, root);

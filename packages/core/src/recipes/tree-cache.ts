@@ -9,7 +9,6 @@
  * - After a reconnect or a new session (whose watches are all gone) the whole tree is read again and
  *   the differences are reported as events: the mirror never stays stale after a session change.
  * - `get` and `children` never touch the network.
- *
  * - Nodes declared `busy` (see {@link TreeCacheOptions.busy}) are re-read after a delay, a bounded
  *   number at a time: their changes reach the mirror late under a backlog, and never make the
  *   client's other requests wait behind them. `caughtUp()` waits for every read but theirs.
@@ -258,8 +257,11 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
     if (withChildren) await loadChildren(path);
   }
 
+  /** Whether `path`'s children are listed (and child-watched). */
+  const listsChildren = (path: string): boolean => depthOf(path) < maxDepth && descend(path);
+
   async function loadChildren(path: string): Promise<void> {
-    if (closed || depthOf(path) >= maxDepth || !descend(path)) return;
+    if (closed || !listsChildren(path)) return;
     let names: string[];
     try {
       const watch = !childWatched.has(path);
@@ -298,8 +300,11 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
     const walk = async (): Promise<void> => {
       await loadRoot();
       // Paths cached but missing on the server are removed by loadChildren; then re-read the
-      // nodes whose watch could not be set (a read that failed with connection loss).
-      const unwatched = [...entries.keys()].filter((p) => !dataWatched.has(p) || !childWatched.has(p));
+      // nodes whose watch could not be set (a read that failed with connection loss). A node whose
+      // children are not listed has no child watch to miss: counted as unwatched, every leaf was
+      // read again on each reconnect — 60,000 reads for the console at 10,000 jobs, each time its
+      // link dropped on a saturated machine, and its own requests queued behind them.
+      const unwatched = [...entries.keys()].filter((p) => !dataWatched.has(p) || (listsChildren(p) && !childWatched.has(p)));
       await Promise.all(unwatched.map((p) => (entries.has(p) ? loadNode(p, true) : undefined)));
     };
     track(walk());
