@@ -54,7 +54,8 @@ export interface ExecutorHost {
 export function startExecutorHost(settings: HostSettings, tsxLoader: string): ExecutorHost {
   const options = process.env.NODE_OPTIONS ?? '';
   const env = { ...process.env, NODE_OPTIONS: options.split(/\s+/).includes(SOURCE_CONDITION) ? options : `${options} ${SOURCE_CONDITION}`.trim() };
-  // ORRERY_BENCH_CPU_PROF=DIR: each host writes a V8 CPU profile to DIR when it exits.
+  // ORRERY_BENCH_CPU_PROF=DIR: each host writes a V8 CPU profile to DIR when it exits on its own; a
+  // host killed when the bench stops it writes none (in one run, 2 of 25 wrote theirs).
   const profDir = process.env.ORRERY_BENCH_CPU_PROF;
   const profile = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
   const child: ChildProcess = spawn(process.execPath, [...profile, '--import', tsxLoader, HOST_SCRIPT, JSON.stringify(settings)], {
