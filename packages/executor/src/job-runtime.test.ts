@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { commandName, createMetrics, createZkClient, encodeJson, parseJobConfig, paths, readMetric, readShard, waitForEvent, type JobConfigInput, type Metrics, type ZkClient } from '@orrery/core';
+import { OrreryError, commandName, createMetrics, createZkClient, encodeJson, parseJobConfig, paths, readMetric, readShard, waitForEvent, type JobConfigInput, type Metrics, type ZkClient } from '@orrery/core';
 import { createTcpProxy, eventually, forceExpireSession, uniqueRoot, type TcpProxy } from '@orrery/core/testing';
 import { createExecutor, type Executor } from './index.js';
 import type { ExecutorEvents } from './executor-events.js';
@@ -380,6 +380,44 @@ describe('a job leader without a config yet', () => {
       expect((await rerun).fireTime).toBe(crashedFire);
     } finally {
       await setConfig({ name: job, cron: '0 0 1 1 *', failover: true, command: 'true', enabled: false });
+    }
+  }, 60_000);
+});
+
+describe('a run whose outcome cannot be written at once', () => {
+  it('is recorded once ZooKeeper answers, in a session that lived on: the write and the reads that check it lost to the link do not leave its item running', async () => {
+    const job = 'lost-answers';
+    const path = paths.jobShard(NS, job, 0);
+    const zk = executor.zk as { get: ZkClient['get']; set: ZkClient['set'] };
+    const { get, set } = zk;
+    // The link drops under the completion's write and the first reads back (as when every server
+    // of the ensemble dies at once, and the client still takes itself for connected): each fails
+    // with the error the client gives for a lost connection, without reaching the server.
+    let lostWrites = 0;
+    let lostReads = 0;
+    const lost = (operation: string): OrreryError => new OrreryError('connection-loss', `ZooKeeper ${operation} ${path}: connection loss`);
+    try {
+      await ownedJob({ name: job, cron: '0 0 1 1 *', command: 'sleep 0.5' });
+      const started = waitForEvent(executor, 'run:started', { predicate: (e) => e.job === job, timeoutMs: 15_000 });
+      const finished = waitForEvent(executor, 'run:finished', { predicate: (e) => e.job === job, timeoutMs: 30_000 });
+      await runNow(job);
+      const { runId } = await started;
+      zk.set = (p, data, version) => (p === path && lostWrites++ < 1 ? Promise.reject(lost('set')) : set(p, data, version));
+      zk.get = (p, watcher) => (p === path && lostWrites > 0 && lostReads++ < 3 ? Promise.reject(lost('get')) : get(p, watcher));
+      expect(await finished).toMatchObject({ runId, recorded: true });
+      expect(lostWrites).toBeGreaterThanOrEqual(1);
+      expect(lostReads).toBeGreaterThanOrEqual(4);
+      // The node holds the outcome: the item is idle, and its next run claims it.
+      expect((await readShard(admin, path))?.state).toMatchObject({ state: 'idle', last: { runId, status: 'succeeded' } });
+      zk.set = set;
+      zk.get = get;
+      const again = waitForEvent(executor, 'run:finished', { predicate: (e) => e.job === job && e.runId !== runId, timeoutMs: 30_000 });
+      await runNow(job);
+      expect(await again).toMatchObject({ status: 'succeeded', recorded: true });
+    } finally {
+      zk.set = set;
+      zk.get = get;
+      await setConfig({ name: job, cron: '0 0 1 1 *', command: 'true', enabled: false }).catch(() => undefined);
     }
   }, 60_000);
 });

@@ -58,8 +58,14 @@ import { untilConnected } from './until-connected.js';
 
 /** A claim that fails with a retryable error is tried this many times in all. */
 export const CLAIM_TRIES = 3;
-/** A completion (or a fenced run's failover mark) lost to the connection is tried this many times. */
-export const COMPLETE_TRIES = 5;
+/**
+ * A completion (or a fenced run's failover mark, or the read that checks whether a lost one went
+ * through) that fails with a retryable error is tried again once connected, after this long (ms),
+ * doubling up to {@link RETRY_MAX_MS} — until it is answered or the runtime closes. Never given up
+ * on: a claim left standing in a session that survives holds its item "running" for ever.
+ */
+export const RETRY_MIN_MS = 100;
+export const RETRY_MAX_MS = 2000;
 /** A fire waiting for another executor's run of its item waits at least this long (ms). */
 export const MIN_WAIT_FOR_IDLE_MS = 1000;
 /** …and, for a job without a next fire, this long (ms). */
@@ -441,16 +447,31 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     return { ran: true, outcome, recorded };
   }
 
+  /** Waits until connected (or closed), then `waitMs` more: a pause before a retry. */
+  async function pauseBeforeRetry(waitMs: number): Promise<void> {
+    await untilConnected(zk, options.isClosed);
+    // The client may take itself for connected while its link is already gone (every server of
+    // the ensemble killed at once): without the pause, the retries would spin.
+    if (!options.isClosed()) await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+
   /**
    * Records a run's outcome: one compare-and-set from the claim's version, which fails if anyone
    * wrote the shard since (the job leader's failover mark of a claim whose session died, say): a
    * stale run records nothing. When ZooKeeper is out of reach, it tries again once connected (in
    * any session: the compare-and-set is the guard), checking first whether the lost write went
    * through — so a run that finished just as ZooKeeper went away is recorded rather than re-run,
-   * unless the failover mark came first.
+   * unless the failover mark came first. It gives up only when the runtime closes: a claim left
+   * standing in a session that survives (the whole ensemble restarted within it) would hold the
+   * item "running" for ever — every later fire skipped as an overlap.
    */
   async function complete(item: number, claim: Claim, outcome: ShardOutcome): Promise<boolean> {
-    for (let attempt = 0; attempt < COMPLETE_TRIES; attempt += 1) {
+    let waitMs = RETRY_MIN_MS;
+    const backOff = async (): Promise<void> => {
+      await pauseBeforeRetry(waitMs);
+      waitMs = Math.min(RETRY_MAX_MS, waitMs * 2);
+    };
+    for (;;) {
       try {
         const completion = await completeShard(zk, claim, outcome);
         if (completion.recorded) known.set(item, { version: completion.version, state: completion.state });
@@ -460,27 +481,35 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
           logger.warn({ err: toError(error), item, runId: outcome.runId }, 'could not record the outcome');
           return false;
         }
+      }
+      // The write's answer was lost: it may have gone through. Read the node back once it can be.
+      let current;
+      for (;;) {
+        await backOff();
+        if (options.isClosed()) return false;
         try {
-          await untilConnected(zk, options.isClosed);
-          const current = await readShard(zk, claim.path);
-          // Our write went through before the link dropped.
-          if (current?.state.state === 'idle' && current.state.last?.runId === outcome.runId) return true;
-          if (current?.state.state !== 'running' || current.state.runId !== claim.state.runId || current.version !== claim.version) return false;
-        } catch {
-          return false;
+          current = await readShard(zk, claim.path);
+          break;
+        } catch (error) {
+          if (!isRetryable(error)) return false; // bad data: the job leader resets the node
         }
       }
+      // Our write went through before the link dropped.
+      if (current?.state.state === 'idle' && current.state.last?.runId === outcome.runId) return true;
+      // Someone else wrote the node: the claim is gone.
+      if (current?.state.state !== 'running' || current.state.runId !== claim.state.runId || current.version !== claim.version) return false;
+      // The claim still stands: write again.
     }
-    return false;
   }
 
   /**
    * Marks a run stopped by the self-fence for a failover re-run, from its own claim (one
-   * compare-and-set, tried again once connected). False when the claim no longer stands (the job
-   * leader marked it first: the session did expire) — then nothing is recorded either way.
+   * compare-and-set, tried again once connected, until answered or closed). False when the claim
+   * no longer stands (the job leader marked it first: the session did expire) — then nothing is
+   * recorded either way.
    */
   async function markFencedRun(item: number, claim: Claim): Promise<boolean> {
-    for (let attempt = 0; attempt < COMPLETE_TRIES && !options.isClosed(); attempt += 1) {
+    for (let waitMs = RETRY_MIN_MS; !options.isClosed(); waitMs = Math.min(RETRY_MAX_MS, waitMs * 2)) {
       try {
         if (!(await markFailover(zk, claim.path, { state: claim.state, version: claim.version }))) return false;
         known.delete(item);
@@ -493,7 +522,7 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
           logger.warn({ err: toError(error), item, runId: claim.state.runId }, 'could not mark a fenced run for failover');
           return false;
         }
-        await untilConnected(zk, options.isClosed);
+        await pauseBeforeRetry(waitMs);
       }
     }
     return false;

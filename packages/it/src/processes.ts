@@ -132,6 +132,23 @@ export function startProcess(bin: keyof typeof BINS, args: readonly string[], en
   return handle;
 }
 
+/** Every process started by this test file that is still running. */
+export function runningProcesses(): RunningProcess[] {
+  return [...all];
+}
+
+/**
+ * What a failed test prints of each process still running: its warnings and errors, its ZooKeeper
+ * connection states and its leaderships (the last `max` such lines each). A CI log shows only what
+ * the test printed: without these, a failure that does not reproduce at home leaves nothing to read.
+ */
+export function troubleLines(max = 25): string {
+  const wanted = /"level":([4-6]\d)|"msg":"(zookeeper connection state|became [^"]*leader|no longer [^"]*leader|assignment applied|items changed)"/;
+  return runningProcesses()
+    .map((p) => `--- ${p.name} (pid ${p.pid})\n${p.lines.filter((l) => wanted.test(l)).slice(-max).join('\n')}`)
+    .join('\n');
+}
+
 /** Stops every process started by this test file that is still running. */
 export async function stopAllProcesses(): Promise<void> {
   await Promise.all([...all].map((p) => p.stop(2000)));

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { paths, readJson, readShard } from '@orrery/core';
 import { createTcpProxy, eventually, startEnsemble, type TcpProxy, type ZooKeeperEnsemble, type ZooKeeperServer } from '@orrery/core/testing';
 import { readLedger } from '../src/run-ledger.js';
-import { stopAllProcesses } from '../src/index.js';
+import { stopAllProcesses, troubleLines } from '../src/index.js';
 import { NS, startCluster, type Cluster } from './executor-support.js';
 import { assertLedger, everySecond, ledgerJob, liveGroupMembers, startWebhookReceiver, waitRunning, type WebhookReceiver } from './chaos-support.js';
 
@@ -22,7 +22,8 @@ let cluster: Cluster | undefined;
 let hook: WebhookReceiver | undefined;
 let proxy: TcpProxy | undefined;
 let ensemble: ZooKeeperEnsemble | undefined;
-afterEach(async () => {
+afterEach(async (context) => {
+  if (context.task.result?.state === 'fail') console.log(`[chaos] what the processes said (warnings, connection states, leaderships):\n${troubleLines()}`);
   await cluster?.close();
   await stopAllProcesses();
   await proxy?.close();
