@@ -167,7 +167,7 @@ export function createEphemeralNode(zk: ZkClient, path: string, data: unknown, o
         };
       });
       offs.push(zk.on('session', () => ensure()));
-      offs.push(zk.on('state', (s) => { if (s.state === 'RECONNECTED' && !s.newSession) ensure(); }));
+      offs.push(zk.on('state', (s) => { if (s.state === 'RECONNECTED' && !s.watchesLost) ensure(); }));
       ensure();
       return started;
     },

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { createTreeCache, type TreeCache } from './tree-cache.js';
-import type { ZkClient } from '../zk/client.js';
-import { eventually, forceExpireSession, uniqueRoot } from '../testing/index.js';
+import { createZkClient, type ZkClient } from '../zk/client.js';
+import { createTcpProxy, eventually, forceExpireSession, startZooKeeper, uniqueRoot } from '../testing/index.js';
 import { client, onCleanup, proxyFor } from './test-support.js';
 
 const zkConnect = inject('zkConnect');
@@ -159,6 +159,41 @@ describe('tree cache', () => {
     expect(reads.filter((p) => p.startsWith('/t/dir/') && p !== '/t/dir/7')).toEqual([]);
     expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
   });
+
+  it('with more watches than a reconnect can restore: after a link drop it sets them all again and sees every change made meanwhile', async () => {
+    // A server taking at most 16 KiB per request, and 400 leaves: more watches than one SetWatches
+    // request can carry (the console's 70,000 at 10,000 jobs are for the default 1 MiB).
+    const maxBuffer = 16 * 1024;
+    const server = await startZooKeeper({ juteMaxBuffer: maxBuffer });
+    onCleanup(() => server.stop());
+    const link = await createTcpProxy({ targetPort: server.clientPort });
+    onCleanup(() => link.close());
+    const root = uniqueRoot('tree-many-watches');
+    const writer = await client(server.connectString, root);
+    const leaves = Array.from({ length: 400 }, (_, i) => `/t/dir/leaf-with-a-long-name-${i}`);
+    await writer.mkdirp('/t/dir');
+    for (const path of leaves) await writer.create(path, 'v0');
+    const zk = createZkClient({ connect: link.connectString, root, sessionTimeoutMs: 8000, serverMaxBuffer: maxBuffer });
+    onCleanup(() => zk.close());
+    await zk.start();
+    const c = createTreeCache(zk, '/t');
+    onCleanup(() => c.close());
+    await c.start();
+    const reattached = new Promise((resolve) => zk.on('session', (e) => { if (e.reattached) resolve(e); }));
+    link.reset();
+    await writer.set(leaves[7]!, 'changed while the link was down');
+    await reattached;
+    await writer.set(leaves[300]!, 'changed after');
+    await eventually(async () => {
+      await c.settled();
+      expect(c.get(leaves[7]!)?.data?.toString()).toBe('changed while the link was down');
+      expect(c.get(leaves[300]!)?.data?.toString()).toBe('changed after');
+    }, { timeoutMs: 20_000 });
+    expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
+    // Every node is watched again: one more change anywhere is seen.
+    await writer.set(leaves[399]!, 'and one more');
+    await eventually(() => expect(c.get(leaves[399]!)?.data?.toString()).toBe('and one more'), { timeoutMs: 20_000 });
+  }, 60_000);
 
   it('re-reads a busy node once for changes that come within its delay, while its creation and deletion are seen at once', async () => {
     const root = uniqueRoot('tree-busy');

@@ -320,7 +320,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
       if (started) return started;
       offs.push(
         zk.on('session', () => reload(true)),
-        zk.on('state', (s) => { if (s.state === 'RECONNECTED' && !s.newSession) reload(false); }),
+        zk.on('state', (s) => { if (s.state === 'RECONNECTED' && !s.watchesLost) reload(false); }),
       );
       started = new Promise<void>((resolve, reject) => {
         const offInit = emitter.on('initialized', () => {

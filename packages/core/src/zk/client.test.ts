@@ -224,3 +224,50 @@ describe('zk client across a ZooKeeper restart', () => {
     expect((await zk.exists('/eph'))?.ephemeralOwner).toBe(sessionId);
   });
 });
+
+describe('zk client with more watches than one request can restore', () => {
+  it('re-attaches to the same session without them when the link drops, keeps its ephemeral node, and its watches work again once set again', async () => {
+    // A server taking at most 16 KiB per request: 600 watched paths of ~40 bytes are more than
+    // the one SetWatches request a reconnect would send (as 70,000 watches are for the default 1 MiB).
+    const maxBuffer = 16 * 1024;
+    const server = await startZooKeeper({ juteMaxBuffer: maxBuffer });
+    track({ close: () => server.stop() });
+    const proxy = track(await createTcpProxy({ targetPort: server.clientPort }));
+    const root = uniqueRoot('watches');
+    const writer = await connect(server.connectString, root);
+    const names = Array.from({ length: 600 }, (_, i) => `/watched-node-${String(i).padStart(4, '0')}`);
+    for (const name of names) await writer.create(name, 'v0');
+    const zk = track(createZkClient({ connect: proxy.connectString, root, sessionTimeoutMs: 8000, serverMaxBuffer: maxBuffer }));
+    await zk.start();
+    await zk.create('/eph', null, 'ephemeral');
+    const sessionId = zk.sessionId;
+    const fired: string[] = [];
+    const watch = (path: string) => zk.get(path, (e) => fired.push(e.path));
+    for (const name of names) await watch(name);
+    const notices: string[] = [];
+    zk.on('error', (e) => notices.push(e.message));
+    const states: Array<{ state: ConnectionState; newSession: boolean; watchesLost: boolean }> = [];
+    zk.on('state', ({ state, newSession, watchesLost }) => states.push({ state, newSession, watchesLost }));
+    const session = waitForEvent(zk, 'session', { timeoutMs: 20_000 });
+    proxy.reset();
+    // The same session, over a new handle, with no watch restored.
+    expect(await session).toMatchObject({ sessionId, previousSessionId: sessionId, reattached: true });
+    expect(zk.sessionId).toBe(sessionId);
+    expect(states).toEqual([
+      { state: 'SUSPENDED', newSession: false, watchesLost: false },
+      { state: 'RECONNECTED', newSession: false, watchesLost: true },
+    ]);
+    expect(notices.join('\n')).toMatch(/600 watched paths .* more than the 16384 the server takes in one request/);
+    expect((await zk.exists('/eph'))?.ephemeralOwner).toBe(sessionId);
+    // The old watches are gone (the server holds none of this session's); set again, they fire.
+    await eventually(async () => expect(await server.fourLetter('wchs')).toMatch(/watching 0 paths|Total watches:0/));
+    for (const name of names) await watch(name);
+    await writer.set(names[123]!, 'v1');
+    await eventually(() => expect(fired).toEqual([names[123]]));
+    // And the client works: a later link drop (still too many watches) goes the same way.
+    const again = waitForEvent(zk, 'session', { timeoutMs: 20_000 });
+    proxy.reset();
+    expect(await again).toMatchObject({ sessionId, reattached: true });
+    expect((await zk.exists('/eph'))?.ephemeralOwner).toBe(sessionId);
+  }, 60_000);
+});

@@ -13,6 +13,13 @@
  * - Watches are one-shot and fire at most once, for data or child events only (the C client's
  *   session events are filtered out). Watches set before a `LOST` never fire: recipes rebuild on
  *   the `session` event.
+ * - A session holding more watches than the server takes in one request keeps its link: on a
+ *   reconnect the C client restores every watch in one `SetWatches` request, which the server
+ *   refuses past `jute.maxbuffer` (a console mirroring 10,000 jobs holds 70,000 watches, 2.5 MB),
+ *   dropping the link again — for ever, every request failing and no watch set. When the link drops
+ *   under such a session, this client attaches a new handle to the same session instead, which has
+ *   no watches to restore: the session and its ephemeral nodes live on, and the `session` event
+ *   (`reattached: true`) has the recipes set their watches again.
  * - All paths are relative to `root` (a chroot, created on every new session).
  *
  * - With `auth` (digest `user:password`), every session authenticates before it is announced, and
@@ -77,10 +84,17 @@ export type CreateMode = 'persistent' | 'ephemeral' | 'persistent-sequential' | 
 
 /** Events of a {@link ZkClient}. */
 export interface ZkClientEvents {
-  /** Curator-style connection state change. */
-  state: { state: ConnectionState; sessionId: string; newSession: boolean };
-  /** A session was established: the first one, or a new one after `LOST`. */
-  session: { sessionId: string; previousSessionId: string | undefined };
+  /**
+   * Curator-style connection state change. `watchesLost`: no watch set before survived (a new
+   * session, or the same one re-attached without its watches); a `session` event comes with it.
+   */
+  state: { state: ConnectionState; sessionId: string; newSession: boolean; watchesLost: boolean };
+  /**
+   * A session was established — the first one, or a new one after `LOST` — or the same session
+   * was re-attached over a new handle without its watches (`reattached`: they were too many to
+   * restore; its ephemeral nodes are still there). Either way no watch survives: recipes set theirs again.
+   */
+  session: { sessionId: string; previousSessionId: string | undefined; reattached: boolean };
   /** A problem the client handled by itself (for logs). */
   error: Error;
 }
@@ -125,6 +139,12 @@ export interface ZkClientOptions {
    * does not wait here.
    */
   maxInFlight?: number;
+  /**
+   * The server's `jute.maxbuffer`, in bytes: the largest request it takes. Past it, the watches a
+   * reconnect would restore are not left to the C client (see the module comment). Default
+   * {@link ZK_SERVER_MAX_BUFFER}, what Orrery's launchers set.
+   */
+  serverMaxBuffer?: number;
 }
 
 /** The default of {@link ZkClientOptions.maxInFlight}. */
@@ -177,6 +197,7 @@ export interface ResolvedZkClientOptions {
   auth: string | undefined;
   maxDataBytes: number;
   maxInFlight: number;
+  serverMaxBuffer: number;
 }
 
 /** A ZooKeeper client handle; see the module header for its guarantees. */
@@ -294,6 +315,10 @@ export const ZK_SERVER_MAX_BUFFER = 1024 * 1024 - 1;
  */
 const RESPONSE_COUNTER_LIMIT = 2_147_483_647;
 
+/** The native result codes this module acts on. */
+const CONNECTION_LOSS = -4;
+const NO_NODE = -101;
+
 /** How many times setting a new node's ACL is tried across connection losses. */
 const SECURE_TRIES = 3;
 
@@ -340,6 +365,7 @@ export function resolveZkClientOptions(options: ZkClientOptions): ResolvedZkClie
     auth: options.auth,
     maxDataBytes: options.maxDataBytes ?? ZK_NODE_MAX_BYTES,
     maxInFlight: options.maxInFlight ?? ZK_MAX_IN_FLIGHT,
+    serverMaxBuffer: options.serverMaxBuffer ?? ZK_SERVER_MAX_BUFFER,
   });
 }
 
@@ -370,6 +396,7 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
   let sessionId: string | undefined;
   let everConnected = false;
   let lostTimer: NodeJS.Timeout | undefined;
+  let lostDeadline: number | undefined;
   let reopenTimer: NodeJS.Timeout | undefined;
   let reopenDelayMs = 0;
   let startPromise: Promise<void> | undefined;
@@ -393,17 +420,109 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     lostTimer = undefined;
   }
 
-  function setState(state: ConnectionState, newSession: boolean): void {
+  function setState(state: ConnectionState, newSession: boolean, watchesLost = newSession): void {
     forgetSocketScan();
-    emitter.emit('state', { state, sessionId: sessionId ?? '', newSession });
+    emitter.emit('state', { state, sessionId: sessionId ?? '', newSession, watchesLost });
   }
 
-  function openHandle(session?: { clientId: string; password: string }): void {
+  // The watches the current handle's C client holds — what it would restore, in one SetWatches
+  // request, on a reconnect: by table (data, exist, child), each path with how many of this
+  // client's watchers are set on it; and their size in that request (a length and the path each).
+  type WatchTable = 'data' | 'exist' | 'child';
+  let watchTables: Record<WatchTable, Map<string, number>> = { data: new Map(), exist: new Map(), child: new Map() };
+  let watchBytes = 0;
+  let watchEpoch = 0;
+  /** SetWatches' own bytes: the request header (xid, type), the last zxid, and three vector lengths. */
+  const SET_WATCHES_OVERHEAD = 4 + 4 + 8 + 3 * 4;
+
+  function forgetWatches(): void {
+    watchTables = { data: new Map(), exist: new Map(), child: new Map() };
+    watchBytes = 0;
+    watchEpoch += 1;
+  }
+
+  /** Counts a watcher the server has set (its request succeeded); returns what uncounts it. */
+  function countWatch(table: WatchTable, absolutePath: string): () => void {
+    const epoch = watchEpoch;
+    const tableNow = watchTables[table];
+    const n = tableNow.get(absolutePath) ?? 0;
+    tableNow.set(absolutePath, n + 1);
+    if (n === 0) watchBytes += 4 + Buffer.byteLength(absolutePath);
+    let counted = true;
+    return () => {
+      if (!counted || epoch !== watchEpoch) return;
+      counted = false;
+      const m = tableNow.get(absolutePath) ?? 0;
+      if (m > 1) {
+        tableNow.set(absolutePath, m - 1);
+        return;
+      }
+      tableNow.delete(absolutePath);
+      watchBytes -= 4 + Buffer.byteLength(absolutePath);
+    };
+  }
+
+  /** Whether a reconnect would send more than the server takes in one request. */
+  const tooManyWatchesToRestore = (): boolean => SET_WATCHES_OVERHEAD + watchBytes > opts.serverMaxBuffer;
+
+  /** The link under `h` dropped (the session may live): SUSPENDED, and LOST a session timeout later. */
+  function suspend(h: NativeHandle): void {
+    phase = 'suspended';
+    setState('SUSPENDED', false);
+    // Curator's rule: a link down for a whole session timeout means the session is lost.
+    armLostTimer(h.timeout > 0 ? h.timeout : opts.sessionTimeoutMs);
+  }
+
+  function armLostTimer(ms: number): void {
+    clearLostTimer();
+    lostDeadline = Date.now() + ms;
+    lostTimer = setTimeout(() => {
+      if (phase !== 'suspended' || !handle) return;
+      loseSession(handle);
+    }, Math.max(0, ms));
+    lostTimer.unref?.();
+  }
+
+  /**
+   * The link under `h` dropped while its watches are more than one request can restore (see the
+   * module comment): rather than let the C client reconnect — the server would refuse its
+   * SetWatches and drop the link again, for ever — `h` is closed and a new handle attached to the
+   * same session, with no watch to restore. Closing `h` sends nothing the server acts on: it is not
+   * connected, or (connected again meanwhile) its SetWatches, first in its queue, ends the link
+   * before the server reads anything after it.
+   */
+  function reattach(h: NativeHandle): void {
+    if (handle !== h || phase === 'closed' || phase === 'lost') return;
+    let credentials: { clientId: string; password: string };
+    try {
+      credentials = { clientId: h.client_id, password: h.client_password };
+    } catch {
+      loseSession(h);
+      return;
+    }
+    const watches = watchTables.data.size + watchTables.exist.size + watchTables.child.size;
+    emitter.emit('error', new OrreryError('unavailable', `the ZooKeeper link dropped under ${watches} watched paths (${SET_WATCHES_OVERHEAD + watchBytes} bytes to restore, more than the ${opts.serverMaxBuffer} the server takes in one request): reconnecting in the same session without them, to set them again`, {
+      details: { watches, bytes: SET_WATCHES_OVERHEAD + watchBytes, serverMaxBuffer: opts.serverMaxBuffer },
+    }));
+    const remaining = phase === 'suspended' && lostDeadline !== undefined ? lostDeadline - Date.now() : undefined;
+    if (phase !== 'suspended') suspend(h);
+    handle = undefined;
+    try {
+      h.close();
+    } catch {
+      // already closed by the native side
+    }
+    openHandle(credentials, true);
+    if (remaining !== undefined) armLostTimer(remaining);
+  }
+
+  function openHandle(session?: { clientId: string; password: string }, reattached = false): void {
     const { ZooKeeper } = native();
     forgetSocketScan();
     const h = new ZooKeeper();
     handle = h;
     resetSlots();
+    forgetWatches();
     let connectedOnce = false;
     h.on('connect', () => {
       if (handle !== h) return;
@@ -418,17 +537,20 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       reopenDelayMs = 0;
       if (newSession) {
         // A new session: make sure the chroot exists before anyone uses it (an attached session
-        // already made it, and must not spend its moment on writes).
-        void (session ? Promise.resolve() : authenticate(h).then(() => ensureRoot(h))).then(
+        // already made it, and must not spend its moment on writes). A re-attached one sends its
+        // credentials again (they belong to the connection), and is the same session: no watch
+        // survived, but its ephemeral nodes did.
+        const ready = reattached ? authenticate(h) : session ? Promise.resolve() : authenticate(h).then(() => ensureRoot(h));
+        void ready.then(
           () => {
             if (handle !== h) return;
             if (!everConnected) {
               everConnected = true;
               setState('CONNECTED', true);
             } else {
-              setState('RECONNECTED', true);
+              setState('RECONNECTED', !reattached, true);
             }
-            emitter.emit('session', { sessionId: id, previousSessionId: previous });
+            emitter.emit('session', { sessionId: id, previousSessionId: previous, reattached });
             for (const w of [...connectedWaiters]) w();
           },
           (error) => emitter.emit('error', toError(error)),
@@ -440,15 +562,8 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     });
     h.on('connecting', () => {
       if (handle !== h || phase !== 'connected') return;
-      phase = 'suspended';
-      setState('SUSPENDED', false);
-      // Curator's rule: a link down for a whole session timeout means the session is lost.
-      clearLostTimer();
-      lostTimer = setTimeout(() => {
-        if (handle !== h || phase !== 'suspended') return;
-        loseSession(h);
-      }, h.timeout > 0 ? h.timeout : opts.sessionTimeoutMs);
-      lostTimer.unref?.();
+      suspend(h);
+      if (tooManyWatchesToRestore()) reattach(h);
     });
     h.on('close', () => {
       // The native handle ended without our asking: the server expired the session.
@@ -544,11 +659,13 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
   function call<T>(operation: string, path: string, invoke: (h: NativeCalls, done: (rc: number, value?: T) => void) => number, urgent = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const send = (): void => {
+        let owner: NativeHandle;
         let h: NativeCalls;
         try {
           // The package's JS wrapper formats every argument with util.inspect (for a debug log) on
           // every call: call the C++ object underneath instead.
-          h = current(operation, path).native;
+          owner = current(operation, path);
+          h = owner.native;
         } catch (error) {
           reject(error);
           return;
@@ -567,6 +684,9 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
         const rc = invoke(h, (code, value) => {
           latency?.observe({ operation }, (performance.now() - started) / 1000);
           free();
+          // The link dropped without a word from the C client (it can reconnect in silence): with
+          // too many watches to restore, its reconnections are refused — take over (see reattach).
+          if (code === CONNECTION_LOSS && handle === owner && phase === 'connected' && tooManyWatchesToRestore()) reattach(owner);
           if (code === 0) resolve(value as T);
           else reject(zkError(code, operation, path));
         });
@@ -580,18 +700,29 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     });
   }
 
-  function wrapWatcher(watcher: Watcher): NativeWatcher {
+  /**
+   * The native form of `watcher`, and `set(table)`, to call once its request succeeded: the server
+   * has set it, in that table of the C client (counted until it fires; see {@link countWatch}).
+   */
+  function wrapWatcher(watcher: Watcher, absolutePath: string): { native: NativeWatcher; set(table: WatchTable): void } {
     let fired = false;
-    return (type, _state, path) => {
-      // Session events are delivered to every watcher by the C client; they are not data events.
-      const kind = WATCH_TYPES[type];
-      if (!kind || fired) return;
-      fired = true;
-      try {
-        watcher({ type: kind, path: rel(path) });
-      } catch (error) {
-        emitter.emit('error', toError(error));
-      }
+    let uncount: (() => void) | undefined;
+    return {
+      native: (type, _state, path) => {
+        // Session events are delivered to every watcher by the C client; they are not data events.
+        const kind = WATCH_TYPES[type];
+        if (!kind || fired) return;
+        fired = true;
+        uncount?.();
+        try {
+          watcher({ type: kind, path: rel(path) });
+        } catch (error) {
+          emitter.emit('error', toError(error));
+        }
+      },
+      set(table) {
+        if (!fired && !uncount) uncount = countWatch(table, absolutePath);
+      },
     };
   }
 
@@ -759,9 +890,12 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     get(path, watcher) {
       const p = abs(path);
       return call('get', path, (h, done) => {
-        const cb = (rc: number, _e: string, stat: ZkStat, data: Buffer | null): void =>
+        const w = watcher ? wrapWatcher(watcher, p) : undefined;
+        const cb = (rc: number, _e: string, stat: ZkStat, data: Buffer | null): void => {
+          if (rc === 0) w?.set('data');
           done(rc, rc === 0 ? { data: data && data.length > 0 ? data : null, stat } : undefined);
-        return watcher ? h.aw_get(p, wrapWatcher(watcher), cb) : h.a_get(p, false, cb);
+        };
+        return w ? h.aw_get(p, w.native, cb) : h.a_get(p, false, cb);
       });
     },
 
@@ -769,8 +903,13 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
       const p = abs(path);
       try {
         return await call<ZkStat>('exists', path, (h, done) => {
-          const cb = (rc: number, _e: string, stat: ZkStat): void => done(rc, stat);
-          return watcher ? h.aw_exists(p, wrapWatcher(watcher), cb) : h.a_exists(p, false, cb);
+          const w = watcher ? wrapWatcher(watcher, p) : undefined;
+          const cb = (rc: number, _e: string, stat: ZkStat): void => {
+            if (rc === 0) w?.set('data');
+            else if (rc === NO_NODE) w?.set('exist');
+            done(rc, stat);
+          };
+          return w ? h.aw_exists(p, w.native, cb) : h.a_exists(p, false, cb);
         });
       } catch (error) {
         // A watch set by exists on a missing node stays set (it fires on creation).
@@ -782,8 +921,12 @@ export function createZkClient(options: ZkClientOptions): ZkClient {
     getChildren(path, watcher) {
       const p = abs(path);
       return call<string[]>('getChildren', path, (h, done) => {
-        const cb = (rc: number, _e: string, children: string[]): void => done(rc, rc === 0 ? [...children].sort() : undefined);
-        return watcher ? h.aw_get_children(p, wrapWatcher(watcher), cb) : h.a_get_children(p, false, cb);
+        const w = watcher ? wrapWatcher(watcher, p) : undefined;
+        const cb = (rc: number, _e: string, children: string[]): void => {
+          if (rc === 0) w?.set('child');
+          done(rc, rc === 0 ? [...children].sort() : undefined);
+        };
+        return w ? h.aw_get_children(p, w.native, cb) : h.a_get_children(p, false, cb);
       });
     },
 
