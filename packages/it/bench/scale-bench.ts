@@ -904,6 +904,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       consoleResult = { startSeconds: consoleStart.startSeconds, rows: await measureConsole(api.url, api.auth, o.jobs, o.consoleSeconds) };
       progress(began, `job list measured: p99 ${consoleResult.rows.map((r) => `${r.p99} ms`).join(', ')}`);
       costWithConsole = await measureCost(p, base, o.jobs, o.executors).catch((error: unknown) => ({ error: errorText(error) }));
+      if (!isError(costWithConsole)) progress(began, `the console holds ${costWithConsole.watchesByRole.console} watches`);
       configChange = await measureConfigChange(p, api.url, api.auth, o.jobs, o.configTrials).catch((error: unknown) => ({ error: errorText(error) }));
       progress(began, isError(configChange) ? `config changes failed: ${configChange.error}` : `config changes measured: p99 ${Math.round(configChange.perTrial.p99)} ms to every holder, ${configChange.missing} not seen`);
     } else {
