@@ -5,8 +5,10 @@
 // stops a console cleanly.
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { eventually, uniqueRoot } from '@orrery/core/testing';
+import { createZkClient, encodeJson, parseJobConfig, paths } from '@orrery/core';
+import { eventually, fourLetterWord, uniqueRoot } from '@orrery/core/testing';
 import { startProcess, stopAllProcesses, type RunningProcess } from '../src/index.js';
+import { normalSession, parseWchc } from '../bench/scale/zk-cost.js';
 
 const zkConnect = inject('zkConnect');
 const PASSWORD_LINE = /created the first admin 'admin' with the password (\S+)/;
@@ -35,6 +37,50 @@ async function api(url: string, path: string, init: { method?: string; body?: un
 }
 
 describe('orrery-console', () => {
+  it('watches what others write (assignments, applied, shards) through its watch sessions, a job\'s all through one, and its own nodes through its main session', async () => {
+    const root = uniqueRoot('console-watch-sessions');
+    const zk = createZkClient({ connect: zkConnect, root });
+    await zk.start();
+    const jobs = Array.from({ length: 12 }, (_, i) => `job-${i}`);
+    try {
+      await zk.mkdirp(paths.jobs('ns'));
+      await zk.set(paths.namespace('ns'), encodeJson({ description: '', alarm: { silenceSeconds: 300 }, createdAt: 0 }));
+      for (const job of jobs) {
+        await zk.create(paths.job('ns', job), encodeJson(parseJobConfig({ name: job, type: 'shell', command: 'true', cron: '0 0 1 1 *', shardingTotalCount: 2 })));
+        await zk.create(paths.jobAssignment('ns', job), encodeJson({ epoch: 1, allocatorEpoch: 1, items: {}, unassigned: [0, 1] }));
+        await zk.create(paths.jobApplied('ns', job), encodeJson({ epoch: 1, allocatorEpoch: 1, items: {} }));
+        await zk.create(paths.jobShards('ns', job));
+        for (const item of [0, 1]) await zk.create(paths.jobShard('ns', job, item), encodeJson({ state: 'idle' }));
+      }
+      const consoleProcess = await startConsole(root);
+      await urlOf(consoleProcess);
+      const sessions = consoleProcess.lines.filter((l) => l.includes('"msg":"zookeeper connection state"')).map((l) => JSON.parse(l) as { sessionId: string; watchSession?: number });
+      const main = normalSession(sessions.find((s) => s.watchSession === undefined)!.sessionId);
+      const watchSessions = new Set(sessions.filter((s) => s.watchSession !== undefined).map((s) => normalSession(s.sessionId)));
+      expect(watchSessions.size).toBe(4);
+      const [, port] = zkConnect.split(':');
+      await eventually(async () => {
+        const held = parseWchc(await fourLetterWord(Number(port), 'wchc', 10_000));
+        const holders = (path: string): string[] => [...held].filter(([, list]) => list.includes(`${root}${path}`)).map(([session]) => session);
+        const used = new Set<string>();
+        for (const job of jobs) {
+          // The config (the console writes it: its write's answer must follow its watch event) on the main session.
+          expect(holders(paths.job('ns', job))).toEqual([main]);
+          const others = [paths.jobAssignment('ns', job), paths.jobApplied('ns', job), paths.jobShards('ns', job), paths.jobShard('ns', job, 0), paths.jobShard('ns', job, 1)].map(holders);
+          // Each by one watch session, the same for the whole job.
+          for (const h of others) expect(h).toEqual(others[0]);
+          expect(others[0]).toHaveLength(1);
+          expect(watchSessions.has(others[0]![0]!)).toBe(true);
+          used.add(others[0]![0]!);
+        }
+        // Twelve jobs are spread: more than one watch session holds some.
+        expect(used.size).toBeGreaterThan(1);
+      }, { timeoutMs: 20_000 });
+    } finally {
+      await zk.close();
+    }
+  });
+
   it('two consoles starting together: one first admin, sessions and tokens good on both, revocation within 1 s', async () => {
     const root = uniqueRoot('console-process');
     const [a, b] = await Promise.all([startConsole(root), startConsole(root)]);

@@ -12,6 +12,11 @@
  *   (`jobNamesInGroup()`) are kept until a job is added, removed or reconfigured.
  * - After a new ZooKeeper session the mirror is read again and converges (the tree cache's rule);
  *   every change is announced on `change` (what the live event stream forwards).
+ * - With `watchClients`, the nodes others write (assignments, applied, shard folders and shards:
+ *   six of a job's seven watches) are read and watched through those sessions, a job's all through
+ *   one: no session holds more watches than its client handles well (see the tree cache's `route`).
+ *   What the console writes itself (job configs, the namespaces' and its own nodes) stays on `zk`,
+ *   so a write's answer still comes after its watch event (`caughtUp`).
  * - A node whose data is invalid is a value with its `problem`, never an exception.
  *
  * Not mirrored (read on demand by the routes that need them, to keep memory bounded): job config
@@ -173,14 +178,42 @@ export function hasMirroredChildren(path: string): boolean {
   }
 }
 
+/** The kinds of nodes others write, which the console's extra sessions may watch (see the module header). */
+const WATCHED_ELSEWHERE = new Set<PathMatch['kind']>(['job-assignment', 'job-applied', 'job-shards', 'job-shard']);
+
+/**
+ * The client through which the cache reads `path`: one of `watchClients` for a node others write
+ * (chosen by its namespace and job, so a job's nodes share one), else `zk`.
+ */
+export function cacheClientFor<C>(path: string, zk: C, watchClients: readonly C[]): C {
+  if (watchClients.length === 0 || !path.startsWith('/namespaces/')) return zk;
+  const m = matchPath(path);
+  if (!m || !WATCHED_ELSEWHERE.has(m.kind) || !('job' in m)) return zk;
+  let hash = 2166136261;
+  for (const c of `${m.namespace}/${m.job}`) hash = Math.imul(hash ^ c.charCodeAt(0), 16777619);
+  return watchClients[(hash >>> 0) % watchClients.length]!;
+}
+
+/** Options of {@link createConsoleCache}. */
+export interface ConsoleCacheOptions {
+  /** Extra sessions that read and watch the nodes others write (see the module header). */
+  watchClients?: readonly ZkClient[];
+}
+
 /** Creates the mirror under the client's root; call `start()`. */
-export function createConsoleCache(zk: ZkClient): ConsoleCache {
+export function createConsoleCache(zk: ZkClient, options: ConsoleCacheOptions = {}): ConsoleCache {
+  const watchClients = options.watchClients ?? [];
   const emitter = createEmitter<ConsoleCacheEvents>();
   // The root's children other than /namespaces and /console (the allocator's /sharding) are not read.
   // Shard nodes change twice a run — 1,000 changes a second at 10,000 jobs × 3 firing once a minute:
   // their re-reads are deferred and bounded (the tree cache's `busy`), so that the console's own
   // requests never queue behind them; under a backlog the shards' states lag instead.
-  const tree: TreeCache = createTreeCache(zk, '/', { include: isMirrored, descend: hasMirroredChildren, busy: { match: isShardNode } });
+  const tree: TreeCache = createTreeCache(zk, '/', {
+    include: isMirrored,
+    descend: hasMirroredChildren,
+    busy: { match: isShardNode },
+    ...(watchClients.length > 0 ? { route: { clientFor: (path: string) => cacheClientFor(path, zk, watchClients), clients: watchClients } } : {}),
+  });
   const memo = new Map<string, { mzxid: number; parsed: Parsed<unknown> }>();
   // Built on first read, dropped when a node under the job (or the list of jobs) changes.
   const jobViews = new Map<string, Map<string, CachedJob>>();

@@ -21,6 +21,12 @@ import { ensureFirstAdmin } from '../store/users.js';
 
 /** How long `start()` waits for a first ZooKeeper session, in ms. */
 export const CONSOLE_CONNECT_TIMEOUT_MS = 60_000;
+/**
+ * The sessions that watch the nodes others write, besides the console's own: 10,000 jobs' 60,000
+ * such watches make 15,000 each (about a fifth of a second of the C client's work on a connection
+ * event, against some 11 s for 70,000 on one session).
+ */
+export const CONSOLE_WATCH_SESSIONS = 4;
 
 /** Options of {@link createConsole}. */
 export interface ConsoleOptions {
@@ -57,6 +63,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandle {
   const metrics = options.metrics ?? createMetrics();
   const printSecret = options.printSecret ?? ((line: string) => void process.stdout.write(`${line}\n`));
   let zk: ZkClient | undefined;
+  let watchClients: ZkClient[] = [];
   let cache: ConsoleCache | undefined;
   let app: HttpApp | undefined;
   let url: string | undefined;
@@ -83,7 +90,16 @@ export function createConsole(options: ConsoleOptions): ConsoleHandle {
           printSecret(`orrery-console: created the first admin '${firstAdmin.user}' with the password ${firstAdmin.generatedPassword} (shown this once; change it after signing in)`);
         }
       }
-      cache = createConsoleCache(zk);
+      // The nodes others write are watched through sessions of their own (see console-cache.ts):
+      // at 10,000 jobs one session would hold 70,000 watches, and the C client's work on each
+      // connection event grows with their square (seconds of blocked event loop).
+      watchClients = Array.from({ length: CONSOLE_WATCH_SESSIONS }, (_, i) => {
+        const client = createZkClient({ connect: config.zk, root: config.root, connectTimeoutMs: CONSOLE_CONNECT_TIMEOUT_MS, metrics, ...(config.zkAuth ? { auth: config.zkAuth } : {}) });
+        client.on('state', (s) => logger.info({ state: s.state, sessionId: s.sessionId, newSession: s.newSession, watchSession: i + 1 }, 'zookeeper connection state'));
+        return client;
+      });
+      await Promise.all(watchClients.map((c) => c.start()));
+      cache = createConsoleCache(zk, { watchClients });
       cache.on('error', (error) => logger.warn({ err: toError(error) }, 'console cache error'));
       await cache.start();
       warnIfHeapIsTight(logger);
@@ -107,7 +123,7 @@ export function createConsole(options: ConsoleOptions): ConsoleHandle {
     close() {
       closing ??= (async () => {
         // Each step runs even if one before failed: nothing is left open.
-        const steps: Array<() => Promise<void> | undefined> = [() => app?.close(), () => cache?.close(), () => zk?.close()];
+        const steps: Array<() => Promise<void> | undefined> = [() => app?.close(), () => cache?.close(), ...watchClients.map((c) => () => c.close()), () => zk?.close()];
         for (const step of steps) {
           try {
             await step();

@@ -160,6 +160,53 @@ describe('tree cache', () => {
     expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
   });
 
+  it('reads and watches nodes through the client its route names; a session lost by one client re-reads only that client\'s nodes', async () => {
+    const root = uniqueRoot('tree-route');
+    const writer = await client(zkConnect, root);
+    for (const dir of ['a', 'b']) for (let i = 0; i < 5; i += 1) await writer.mkdirp(`/t/${dir}/${i}`);
+    const own = await client(zkConnect, root);
+    const other = await client(proxy().connectString, root, 3000);
+    const reads = new Map<ZkClient, string[]>([[own, []], [other, []]]);
+    const counting = (zk: ZkClient): ZkClient => {
+      const wrapped: ZkClient = Object.create(zk) as ZkClient;
+      wrapped.get = (path, watcher) => {
+        reads.get(zk)!.push(path);
+        return zk.get(path, watcher);
+      };
+      return wrapped;
+    };
+    const [ownCounted, otherCounted] = [counting(own), counting(other)];
+    // /t/b and below through the other client; the rest through the cache's own.
+    const clientFor = (path: string): ZkClient => (path.startsWith('/t/b') ? otherCounted : ownCounted);
+    const c = createTreeCache(ownCounted, '/t', { route: { clientFor, clients: [otherCounted] } });
+    onCleanup(() => c.close());
+    await c.start();
+    expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
+    expect(reads.get(other)!.every((p) => p.startsWith('/t/b'))).toBe(true);
+    expect(reads.get(own)!.some((p) => p.startsWith('/t/b'))).toBe(false);
+    // The other client's session expires: its nodes are read again (and changes made meanwhile seen);
+    // the cache's own client reads nothing again.
+    reads.set(own, []);
+    reads.set(other, []);
+    const session = new Promise((resolve) => other.on('session', resolve));
+    await forceExpireSession(other, proxy(), zkConnect);
+    await writer.set('/t/b/3', 'while expired');
+    await session;
+    await eventually(async () => {
+      await c.settled();
+      expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
+    });
+    expect(reads.get(own)!.filter((p) => p !== '/t')).toEqual([]);
+    expect([...new Set(reads.get(other))].sort()).toEqual(['/t/b', ...[0, 1, 2, 3, 4].map((i) => `/t/b/${i}`)]);
+    // Both keep following changes.
+    await writer.set('/t/b/4', 'B4');
+    await writer.set('/t/a/4', 'A4');
+    await eventually(() => {
+      expect(c.get('/t/b/4')?.data?.toString()).toBe('B4');
+      expect(c.get('/t/a/4')?.data?.toString()).toBe('A4');
+    });
+  });
+
   it('with more watches than a reconnect can restore: after a link drop it sets them all again and sees every change made meanwhile', async () => {
     // A server taking at most 16 KiB per request, and 400 leaves: more watches than one SetWatches
     // request can carry (the console's 70,000 at 10,000 jobs are for the default 1 MiB).
