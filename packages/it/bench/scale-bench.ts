@@ -158,7 +158,7 @@ export type Measured<T> = T | { error: string };
 
 /** What {@link runScaleBench} measured. */
 export interface ScaleBenchResult {
-  settings: Required<ScaleBenchOptions> & { jobType: string };
+  settings: Required<ScaleBenchOptions> & { jobType: string; consoleHeapMb?: number };
   /**
    * `firingSeconds`: from moving every cron to firing until every job's new schedule reached an executor (absent in older results: the jobs were written firing).
    * `consoleBeforeFiring`: the cost without the console was read and the console started before the jobs fired, and the jobs were quieted before the cut to fewer executors (absent in older results: all after).
@@ -539,10 +539,17 @@ interface AutocannonResult { latency: { p50: number; p99: number; max: number };
 type Autocannon = (options: { url: string; connections: number; duration: number; headers: Record<string, string> }) => Promise<AutocannonResult>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
+/**
+ * The console's heap limit at full size, in MB. At 10,000 jobs its cache holds about 150 MB, and the
+ * console warns at start that the default 256 is too tight ("raise ORRERY_CONSOLE_HEAP_MB to twice
+ * what is in use or more", docs/console.md → Memory): the bench does what it says.
+ */
+const CONSOLE_HEAP_MB = 512;
+
 /** Starts `orrery-console` on the bench's tree; resolves with its URL once healthy (cache loaded). */
 async function startConsole(p: Platform): Promise<{ url: string; startSeconds: number }> {
   const t0 = performance.now();
-  const proc = startProcess('orrery-console', ['--zk', p.server.connectString, '--root', p.root, '--port', '0'], { ORRERY_ADMIN_PASSWORD: ADMIN_PASSWORD });
+  const proc = startProcess('orrery-console', ['--zk', p.server.connectString, '--root', p.root, '--port', '0'], { ORRERY_ADMIN_PASSWORD: ADMIN_PASSWORD, ORRERY_CONSOLE_HEAP_MB: String(CONSOLE_HEAP_MB) });
   p.console = proc;
   const line = await proc.waitForLine(/"msg":"console started"/, 180_000);
   const url = (JSON.parse(line) as { url: string }).url;
@@ -985,7 +992,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
       }
     }
     return {
-      settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance' },
+      settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance', consoleHeapMb: CONSOLE_HEAP_MB },
       setup: { writeSeconds, executorsStartSeconds, firingSeconds, consoleBeforeFiring: true, compareWithoutConsole: true },
       allocation, cost, costWithConsole, costCompare, tx,
       console: consoleResult, configChange, failover, quiet, memory, connection, consoleLog: consoleTrouble(p.console), deaths: p.deaths,
@@ -1093,7 +1100,7 @@ function latencyRows(consoleRows: Measured<ConsoleRow[]>, cc: ScaleBenchResult['
 export function renderScale(r: ScaleBenchResult): string {
   const s = r.settings;
   const lines: string[] = [];
-  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT)${s.hostsNice ? `; once every job was allocated the embedded executors' processes ran at nice ${s.hostsNice} (stand-ins for executors on their own hosts: the processes measured — ZooKeeper, the allocator, the console, the real executors — came first for the CPU)` : ''}; ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s${r.setup.firingSeconds !== undefined ? `; the jobs were written quiet, allocated, then set firing — the new schedules reached the executors in ${f1(r.setup.firingSeconds)} s — and measured from then on` : ''}).`);
+  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT)${s.consoleHeapMb ? `, the console with ORRERY_CONSOLE_HEAP_MB=${s.consoleHeapMb}` : ''}${s.hostsNice ? `; once every job was allocated the embedded executors' processes ran at nice ${s.hostsNice} (stand-ins for executors on their own hosts: the processes measured — ZooKeeper, the allocator, the console, the real executors — came first for the CPU)` : ''}; ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s${r.setup.firingSeconds !== undefined ? `; the jobs were written quiet, allocated, then set firing — the new schedules reached the executors in ${f1(r.setup.firingSeconds)} s — and measured from then on` : ''}).`);
   lines.push('');
   lines.push('**ZooKeeper cost per job** (znodes: mntr delta from before the namespace; watches: mntr zk_watch_count, all holders; transactions: Zxid delta over the window)');
   lines.push('');
