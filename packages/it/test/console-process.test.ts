@@ -37,7 +37,7 @@ async function api(url: string, path: string, init: { method?: string; body?: un
 }
 
 describe('orrery-console', () => {
-  it('watches what others write (assignments, applied, shards) through its watch sessions, a job\'s all through one, and its own nodes through its main session', async () => {
+  it('watches what others write (a job\'s children, assignment, applied, shards) through its watch sessions, a job\'s all through one, and the job configs through its main session', async () => {
     const root = uniqueRoot('console-watch-sessions');
     const zk = createZkClient({ connect: zkConnect, root });
     await zk.start();
@@ -57,17 +57,18 @@ describe('orrery-console', () => {
       const sessions = consoleProcess.lines.filter((l) => l.includes('"msg":"zookeeper connection state"')).map((l) => JSON.parse(l) as { sessionId: string; watchSession?: number });
       const main = normalSession(sessions.find((s) => s.watchSession === undefined)!.sessionId);
       const watchSessions = new Set(sessions.filter((s) => s.watchSession !== undefined).map((s) => normalSession(s.sessionId)));
-      expect(watchSessions.size).toBe(4);
+      expect(watchSessions.size).toBe(8);
       const [, port] = zkConnect.split(':');
       await eventually(async () => {
         const held = parseWchc(await fourLetterWord(Number(port), 'wchc', 10_000));
         const holders = (path: string): string[] => [...held].filter(([, list]) => list.includes(`${root}${path}`)).map(([session]) => session);
         const used = new Set<string>();
         for (const job of jobs) {
-          // The config (the console writes it: its write's answer must follow its watch event) on the main session.
+          // `wchc` lists data watches: the job node's (its config: the console writes it, and a
+          // write's answer must follow its watch event) on the main session; the job's assignment,
+          // applied, shard folder and shards on one watch session.
           expect(holders(paths.job('ns', job))).toEqual([main]);
           const others = [paths.jobAssignment('ns', job), paths.jobApplied('ns', job), paths.jobShards('ns', job), paths.jobShard('ns', job, 0), paths.jobShard('ns', job, 1)].map(holders);
-          // Each by one watch session, the same for the whole job.
           for (const h of others) expect(h).toEqual(others[0]);
           expect(others[0]).toHaveLength(1);
           expect(watchSessions.has(others[0]![0]!)).toBe(true);

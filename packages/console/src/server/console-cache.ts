@@ -12,9 +12,9 @@
  *   (`jobNamesInGroup()`) are kept until a job is added, removed or reconfigured.
  * - After a new ZooKeeper session the mirror is read again and converges (the tree cache's rule);
  *   every change is announced on `change` (what the live event stream forwards).
- * - With `watchClients`, the nodes others write (assignments, applied, shard folders and shards:
- *   six of a job's seven watches) are read and watched through those sessions, a job's all through
- *   one: no session holds more watches than its client handles well (see the tree cache's `route`).
+ * - With `watchClients`, what others write (assignments, applied, shard folders and shards, and the
+ *   list of a job node's children: eight of a job's nine watches) is read and watched through those
+ *   sessions, a job's all through one: no session holds more watches than its client handles well (see the tree cache's `route`).
  *   What the console writes itself (job configs, the namespaces' and its own nodes) stays on `zk`,
  *   so a write's answer still comes after its watch event (`caughtUp`).
  * - A node whose data is invalid is a value with its `problem`, never an exception.
@@ -182,13 +182,14 @@ export function hasMirroredChildren(path: string): boolean {
 const WATCHED_ELSEWHERE = new Set<PathMatch['kind']>(['job-assignment', 'job-applied', 'job-shards', 'job-shard']);
 
 /**
- * The client through which the cache reads `path`: one of `watchClients` for a node others write
- * (chosen by its namespace and job, so a job's nodes share one), else `zk`.
+ * The client through which the cache reads `path`'s data or children: one of `watchClients` for
+ * what others write — the nodes of {@link WATCHED_ELSEWHERE}, and a job node's children (the
+ * console creates a job node alone) — chosen by namespace and job, so a job's share one; else `zk`.
  */
-export function cacheClientFor<C>(path: string, zk: C, watchClients: readonly C[]): C {
+export function cacheClientFor<C>(path: string, what: 'data' | 'children', zk: C, watchClients: readonly C[]): C {
   if (watchClients.length === 0 || !path.startsWith('/namespaces/')) return zk;
   const m = matchPath(path);
-  if (!m || !WATCHED_ELSEWHERE.has(m.kind) || !('job' in m)) return zk;
+  if (!m || !(WATCHED_ELSEWHERE.has(m.kind) || (m.kind === 'job' && what === 'children')) || !('job' in m)) return zk;
   let hash = 2166136261;
   for (const c of `${m.namespace}/${m.job}`) hash = Math.imul(hash ^ c.charCodeAt(0), 16777619);
   return watchClients[(hash >>> 0) % watchClients.length]!;
@@ -212,7 +213,7 @@ export function createConsoleCache(zk: ZkClient, options: ConsoleCacheOptions = 
     include: isMirrored,
     descend: hasMirroredChildren,
     busy: { match: isShardNode },
-    ...(watchClients.length > 0 ? { route: { clientFor: (path: string) => cacheClientFor(path, zk, watchClients), clients: watchClients } } : {}),
+    ...(watchClients.length > 0 ? { route: { clientFor: (path: string, what: 'data' | 'children') => cacheClientFor(path, what, zk, watchClients), clients: watchClients } } : {}),
   });
   const memo = new Map<string, { mzxid: number; parsed: Parsed<unknown> }>();
   // Built on first read, dropped when a node under the job (or the list of jobs) changes.

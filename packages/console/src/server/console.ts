@@ -22,11 +22,11 @@ import { ensureFirstAdmin } from '../store/users.js';
 /** How long `start()` waits for a first ZooKeeper session, in ms. */
 export const CONSOLE_CONNECT_TIMEOUT_MS = 60_000;
 /**
- * The sessions that watch the nodes others write, besides the console's own: 10,000 jobs' 60,000
- * such watches make 15,000 each (about a fifth of a second of the C client's work on a connection
- * event, against some 11 s for 70,000 on one session).
+ * The sessions that watch what others write, besides the console's own: 10,000 jobs' 80,000 such
+ * watches make 10,000 each (about a quarter of a second of the C client's work on a connection
+ * event, against some 20 s for 90,000 on one session).
  */
-export const CONSOLE_WATCH_SESSIONS = 4;
+export const CONSOLE_WATCH_SESSIONS = 8;
 
 /** Options of {@link createConsole}. */
 export interface ConsoleOptions {

@@ -65,13 +65,13 @@ export interface TreeCacheOptions {
    */
   busy?: { match: (path: string) => boolean; delayMs?: number; concurrency?: number };
   /**
-   * The client through which each node is read and watched (default: the cache's own, for every
-   * node), and every client it may name. The C client's cost of a connection event grows with the
+   * The client through which each node's data (`'data'`) or children (`'children'`) are read and
+   * watched (default: the cache's own, for every node), and every client it may name. The C client's cost of a connection event grows with the
    * square of the watches it holds — 0.26 s of blocked event loop at 10,000 watches, 0.9 s at
    * 20,000, some 11 s at the console's 70,000 — so a large mirror spreads its watches. The root is
    * always read through the cache's own client; a session lost by one client re-reads only its nodes.
    */
-  route?: { clientFor: (path: string) => ZkClient; clients: readonly ZkClient[] };
+  route?: { clientFor: (path: string, what: 'data' | 'children') => ZkClient; clients: readonly ZkClient[] };
 }
 
 /** The default delay of a busy node's re-read, in ms (see {@link TreeCacheOptions.busy}). */
@@ -130,7 +130,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
   let idleWaiters: Array<() => void> = [];
   let caughtUpWaiters: Array<() => void> = [];
   const busyMatch = options.busy?.match ?? (() => false);
-  const clientFor = (path: string): ZkClient => (path === root || !options.route ? zk : options.route.clientFor(path));
+  const clientFor = (path: string, what: 'data' | 'children'): ZkClient => (path === root || !options.route ? zk : options.route.clientFor(path, what));
   const clients = [...new Set([zk, ...(options.route?.clients ?? [])])];
   const busyDelayMs = options.busy?.delayMs ?? BUSY_DELAY_MS;
   const busyConcurrency = Math.max(1, options.busy?.concurrency ?? BUSY_CONCURRENCY);
@@ -248,7 +248,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
     let result: { data: Buffer | null; stat: ZkStat };
     try {
       const watch = !dataWatched.has(path);
-      result = await clientFor(path).get(path, watch ? onDataEvent : undefined);
+      result = await clientFor(path, 'data').get(path, watch ? onDataEvent : undefined);
       if (watch) dataWatched.add(path);
     } catch (error) {
       if (hasErrorCode(error, 'no-node')) {
@@ -283,7 +283,7 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
     let names: string[];
     try {
       const watch = !childWatched.has(path);
-      names = await clientFor(path).getChildren(path, watch ? onChildEvent : undefined);
+      names = await clientFor(path, 'children').getChildren(path, watch ? onChildEvent : undefined);
       if (watch) childWatched.add(path);
     } catch (error) {
       if (hasErrorCode(error, 'no-node')) {
@@ -310,15 +310,9 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
     if (closed) return;
     if (newSession) {
       // The walk below reads again every node of that session (none of its watches survived).
-      const lost = (path: string): boolean => clientFor(path) === client;
-      for (const set of [dataWatched, childWatched, new Set(busyDue.keys())]) {
-        for (const path of set) {
-          if (!lost(path)) continue;
-          dataWatched.delete(path);
-          childWatched.delete(path);
-          busyDue.delete(path);
-        }
-      }
+      for (const path of dataWatched) if (clientFor(path, 'data') === client) dataWatched.delete(path);
+      for (const path of childWatched) if (clientFor(path, 'children') === client) childWatched.delete(path);
+      for (const path of busyDue.keys()) if (clientFor(path, 'data') === client) busyDue.delete(path);
       if (client === zk) rootWatched = false;
     }
     const walk = async (): Promise<void> => {
