@@ -66,10 +66,11 @@ export interface TreeCacheOptions {
   busy?: { match: (path: string) => boolean; delayMs?: number; concurrency?: number };
   /**
    * The client through which each node's data (`'data'`) or children (`'children'`) are read and
-   * watched (default: the cache's own, for every node), and every client it may name. The C client's cost of a connection event grows with the
-   * square of the watches it holds — 0.26 s of blocked event loop at 10,000 watches, 0.9 s at
-   * 20,000, some 11 s at the console's 70,000 — so a large mirror spreads its watches. The root is
-   * always read through the cache's own client; a session lost by one client re-reads only its nodes.
+   * watched (default: the cache's own, for every node), and every client it may name. The C
+   * client's work on a connection event grows with the square of the watches it holds — 0.26 s of
+   * blocked event loop at 10,000 watches, 0.93 s at 20,000, some 20 s at the 90,000 of a console
+   * with 10,000 jobs — so a large mirror spreads its watches. The root is always read through the
+   * cache's own client; a session lost by one client re-reads only that client's nodes.
    */
   route?: { clientFor: (path: string, what: 'data' | 'children') => ZkClient; clients: readonly ZkClient[] };
 }

@@ -15,7 +15,7 @@
  *   the `session` event.
  * - A session holding more watches than the server takes in one request keeps its link: on a
  *   reconnect the C client restores every watch in one `SetWatches` request, which the server
- *   refuses past `jute.maxbuffer` (a console mirroring 10,000 jobs holds 70,000 watches, 2.5 MB),
+ *   refuses past `jute.maxbuffer` (a console mirroring 10,000 jobs: 70,000 watches or more, 2.5 MB),
  *   dropping the link again — for ever, every request failing and no watch set. When the link drops
  *   under such a session, this client attaches a new handle to the same session instead, which has
  *   no watches to restore: the session and its ephemeral nodes live on, and the `session` event
