@@ -14,9 +14,10 @@
  *   every change is announced on `change` (what the live event stream forwards).
  * - With `watchClients`, what others write (assignments, applied, shard folders and shards, and the
  *   list of a job node's children: eight of a job's nine watches) is read and watched through those
- *   sessions, a job's all through one: no session holds more watches than its client handles well (see the tree cache's `route`).
- *   What the console writes itself (job configs, the namespaces' and its own nodes) stays on `zk`,
- *   so a write's answer still comes after its watch event (`caughtUp`).
+ *   sessions, a job's all through one: no session holds more watches than its client handles well
+ *   (see the tree cache's `route`). What the console writes itself (job configs, the namespaces'
+ *   and its own nodes) stays on `zk`, so a write's answer still comes after its watch event
+ *   (`caughtUp`).
  * - A node whose data is invalid is a value with its `problem`, never an exception.
  *
  * Not mirrored (read on demand by the routes that need them, to keep memory bounded): job config

@@ -90,8 +90,8 @@ export function createConsole(options: ConsoleOptions): ConsoleHandle {
           printSecret(`orrery-console: created the first admin '${firstAdmin.user}' with the password ${firstAdmin.generatedPassword} (shown this once; change it after signing in)`);
         }
       }
-      // The nodes others write are watched through sessions of their own (see console-cache.ts):
-      // at 10,000 jobs one session would hold 70,000 watches, and the C client's work on each
+      // What others write is watched through sessions of their own (see console-cache.ts): at
+      // 10,000 jobs one session would hold 90,000 watches, and the C client's work on each
       // connection event grows with their square (seconds of blocked event loop).
       watchClients = Array.from({ length: CONSOLE_WATCH_SESSIONS }, (_, i) => {
         const client = createZkClient({ connect: config.zk, root: config.root, connectTimeoutMs: CONSOLE_CONNECT_TIMEOUT_MS, metrics, ...(config.zkAuth ? { auth: config.zkAuth } : {}) });
