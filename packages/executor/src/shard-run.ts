@@ -447,12 +447,19 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     return { ran: true, outcome, recorded };
   }
 
-  /** Waits until connected (or closed), then `waitMs` more: a pause before a retry. */
-  async function pauseBeforeRetry(waitMs: number): Promise<void> {
-    await untilConnected(zk, options.isClosed);
-    // The client may take itself for connected while its link is already gone (every server of
-    // the ensemble killed at once): without the pause, the retries would spin.
-    if (!options.isClosed()) await new Promise((resolve) => setTimeout(resolve, waitMs));
+  /**
+   * The pauses before the retries of one write: each waits until connected (or closed), then
+   * {@link RETRY_MIN_MS} more, doubling up to {@link RETRY_MAX_MS}.
+   */
+  function retryPauses(): () => Promise<void> {
+    let waitMs = RETRY_MIN_MS;
+    return async () => {
+      await untilConnected(zk, options.isClosed);
+      // The client may take itself for connected while its link is already gone (every server of
+      // the ensemble killed at once): without the pause, the retries would spin.
+      if (!options.isClosed()) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      waitMs = Math.min(RETRY_MAX_MS, waitMs * 2);
+    };
   }
 
   /**
@@ -466,11 +473,7 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
    * item "running" for ever — every later fire skipped as an overlap.
    */
   async function complete(item: number, claim: Claim, outcome: ShardOutcome): Promise<boolean> {
-    let waitMs = RETRY_MIN_MS;
-    const backOff = async (): Promise<void> => {
-      await pauseBeforeRetry(waitMs);
-      waitMs = Math.min(RETRY_MAX_MS, waitMs * 2);
-    };
+    const backOff = retryPauses();
     for (;;) {
       try {
         const completion = await completeShard(zk, claim, outcome);
@@ -509,7 +512,8 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
    * recorded either way.
    */
   async function markFencedRun(item: number, claim: Claim): Promise<boolean> {
-    for (let waitMs = RETRY_MIN_MS; !options.isClosed(); waitMs = Math.min(RETRY_MAX_MS, waitMs * 2)) {
+    const backOff = retryPauses();
+    while (!options.isClosed()) {
       try {
         if (!(await markFailover(zk, claim.path, { state: claim.state, version: claim.version }))) return false;
         known.delete(item);
@@ -522,7 +526,7 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
           logger.warn({ err: toError(error), item, runId: claim.state.runId }, 'could not mark a fenced run for failover');
           return false;
         }
-        await pauseBeforeRetry(waitMs);
+        await backOff();
       }
     }
     return false;
