@@ -10,6 +10,9 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   echo "orrery: installing npm dependencies (npm ci) ..." >&2
   npm ci --no-audit --no-fund
 fi
+# Orrery's patch to the zookeeper package's addon (postinstall applies it; this catches an install
+# made with --ignore-scripts). Patches and rebuilds only when needed.
+node packages/it/scripts/zookeeper-addon.mjs
 
 # ZooKeeper from Debian's package (tests and benchmarks start their own servers from its jars).
 bash packages/it/scripts/ensure-zookeeper.sh

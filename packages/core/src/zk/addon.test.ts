@@ -1,0 +1,32 @@
+// The `zookeeper` addon as Orrery builds it (patches/zookeeper+*.patch), against a real ZooKeeper:
+// a link the C client gives up on must not take another socket's place in libuv's epoll set.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, inject, it } from 'vitest';
+
+const zkConnect = inject('zkConnect');
+const fixture = fileURLToPath(new URL('../testing/zk-addon-fd-reuse.mjs', import.meta.url));
+
+interface ChildResult { code: number | null; signal: NodeJS.Signals | null; output: string }
+
+function runFixture(sessionTimeoutMs: number): Promise<ChildResult> {
+  return new Promise((resolve) => {
+    // The child stages the whole sequence on its own event loop (see the fixture's header); its own
+    // timeout stops it (SIGKILL, by pid) if it hangs.
+    execFile(process.execPath, [fixture, zkConnect, String(sessionTimeoutMs)], { timeout: 60_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
+      const e = error as (Error & { code?: number | string; signal?: NodeJS.Signals }) | null;
+      resolve({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, signal: e?.signal ?? null, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+describe('zookeeper addon (patched)', () => {
+  it('closes its poll handle when the C client drops a timed-out link, so a socket that reuses the descriptor keeps working', async () => {
+    // Unpatched, this child aborts in libuv (SIGABRT from uv__epoll_ctl_prep) or a socket goes deaf.
+    const result = await runFixture(4000);
+    expect(result.signal, result.output).toBeNull();
+    expect(result.output).toMatch(/ZooKeeper link had descriptor (\d+); the new sockets have .*\b\1\b/);
+    expect(result.output).toContain('every socket answered');
+    expect(result.code, result.output).toBe(0);
+  }, 90_000);
+});
