@@ -3,9 +3,10 @@
 // run neither patches nor builds.
 //
 // The patch (patches/zookeeper+*.patch, applied with patch-package) fixes how the addon drives libuv
-// when the C client gives up on a link: unpatched, a process whose ZooKeeper link times out while it
-// opens other sockets can abort in libuv, or lose one of those sockets (docs/architecture.md,
-// "A lost link must not take another socket's place"; test: packages/core/src/zk/addon.test.ts).
+// when the C client closes its socket (a link it gives up on, a request whose send fails): unpatched,
+// the poll handle outlives the socket's descriptor number, and a process that opens other sockets
+// meanwhile can abort or crash in libuv, or lose one of them (docs/architecture.md, "A lost link must
+// not take another socket's place"; test: packages/core/src/zk/addon.test.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';

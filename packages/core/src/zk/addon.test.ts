@@ -1,11 +1,13 @@
 // The `zookeeper` addon as Orrery builds it (patches/zookeeper+*.patch), against a real ZooKeeper:
 // a link the C client gives up on must not take another socket's place in libuv's epoll set.
-import { execFile } from 'node:child_process';
+import { execFile, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
+import { createTcpProxy } from '../testing/index.js';
 
 const zkConnect = inject('zkConnect');
 const fixture = fileURLToPath(new URL('../testing/zk-addon-fd-reuse.mjs', import.meta.url));
+const sendFailureFixture = fileURLToPath(new URL('../testing/zk-addon-send-failure.mjs', import.meta.url));
 
 interface ChildResult { code: number | null; signal: NodeJS.Signals | null; output: string }
 
@@ -28,5 +30,32 @@ describe('zookeeper addon (patched)', () => {
     expect(result.output).toMatch(/ZooKeeper link had descriptor (\d+); the new sockets have .*\b\1\b/);
     expect(result.output).toContain('every socket answered');
     expect(result.code, result.output).toBe(0);
+  }, 90_000);
+
+  it('moves its poll handle when a request\'s failed send makes the C client close the socket, so the next session can use that descriptor', async () => {
+    // Unpatched, this child dies of SIGSEGV (uv_poll_start on a poll handle that could not be set up).
+    const [host, port] = zkConnect.split(':');
+    const proxy = await createTcpProxy({ targetHost: host, targetPort: Number(port) });
+    try {
+      const result = await new Promise<ChildResult>((resolve) => {
+        const child = fork(sendFailureFixture, [proxy.connectString, zkConnect, '4000'], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+        let output = '';
+        child.stdout!.on('data', (d: Buffer) => { output += d.toString(); });
+        child.stderr!.on('data', (d: Buffer) => { output += d.toString(); });
+        // The child has its link and has blocked its event loop: reset the link under it.
+        child.once('message', () => proxy.reset());
+        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+        child.once('close', (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal, output });
+        });
+      });
+      expect(result.signal, result.output).toBeNull();
+      expect(result.output).toMatch(/A's link had descriptor \d+; the request returned 0 and closed it/);
+      expect(result.output).toContain('both handles connected');
+      expect(result.code, result.output).toBe(0);
+    } finally {
+      await proxy.close();
+    }
   }, 90_000);
 });
