@@ -269,9 +269,16 @@ interface Platform {
 
 /** Records `proc`'s death in `p.deaths` (and on stderr) unless the bench is stopping it. */
 function watchDeath(p: Platform, proc: RunningProcess, what: string, began: number): void {
-  void proc.exited.then((code) => {
+  void proc.exited.then(async (code) => {
     if (p.stopping || p.stopped.has(proc)) return;
-    const text = `${what} (pid ${proc.pid}) exited with code ${code} at +${Math.round((Date.now() - began) / 1000)} s; its last lines: ${proc.lines.slice(-8).map((l) => l.slice(0, 300)).join(' | ')}`;
+    const at = Math.round((Date.now() - began) / 1000);
+    // Its last words (a fatal error's message on stderr) can arrive after the exit: wait for the
+    // pipes to end, for at most 2 s (a child of it may hold them open).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([proc.drained, new Promise<void>((resolve) => { timer = setTimeout(resolve, 2000); })]);
+    clearTimeout(timer);
+    const how = proc.signal ? `was killed by ${proc.signal}` : `exited with code ${code}`;
+    const text = `${what} (pid ${proc.pid}) ${how} at +${at} s; its last lines: ${proc.lines.slice(-8).map((l) => l.slice(0, 300)).join(' | ')}`;
     p.deaths.push(text);
     progress(began, text);
   });

@@ -21,6 +21,10 @@ export interface RunningProcess {
   /** Every stdout/stderr line so far. */
   readonly lines: readonly string[];
   readonly exited: Promise<number | null>;
+  /** The signal that ended it (`SIGABRT`, `SIGKILL`, …), once it exited; null while it runs or after an exit code. */
+  readonly signal: NodeJS.Signals | null;
+  /** Resolves when its stdout and stderr have both ended: its last words (a fatal error's message) are in `lines`. */
+  readonly drained: Promise<void>;
   /** Resolves with the first line (now or later) matching `pattern`. */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
   kill(signal?: NodeJS.Signals): void;
@@ -73,7 +77,7 @@ export function startProcess(bin: keyof typeof BINS, args: readonly string[], en
   };
   // Whole lines only: a pipe read can end inside a line (or a UTF-8 character), so each stream
   // keeps its unfinished tail until the rest arrives (or the stream ends).
-  const follow = (stream: NodeJS.ReadableStream): void => {
+  const follow = (stream: NodeJS.ReadableStream): Promise<void> => {
     let rest = '';
     stream.setEncoding('utf8');
     stream.on('data', (text: string) => {
@@ -81,19 +85,30 @@ export function startProcess(bin: keyof typeof BINS, args: readonly string[], en
       rest = parts.pop()!;
       for (const line of parts) onLine(line);
     });
-    stream.on('end', () => {
-      onLine(rest);
-      rest = '';
+    return new Promise((resolve) => {
+      stream.on('end', () => {
+        onLine(rest);
+        rest = '';
+        resolve();
+      });
+      stream.on('close', () => resolve());
     });
   };
-  follow(child.stdout!);
-  follow(child.stderr!);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const drained = Promise.all([follow(child.stdout!), follow(child.stderr!)]).then(() => undefined);
+  let signal: NodeJS.Signals | null = null;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, sig) => {
+    signal = sig;
+    resolve(code);
+  }));
   const handle: RunningProcess = {
     name: bin,
     pid: child.pid,
     lines,
     exited,
+    get signal() {
+      return signal;
+    },
+    drained,
     waitForLine(pattern, timeoutMs = 20_000) {
       const found = lines.find((l) => pattern.test(l));
       if (found) return Promise.resolve(found);
