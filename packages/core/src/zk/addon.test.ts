@@ -1,5 +1,6 @@
 // The `zookeeper` addon as Orrery builds it (patches/zookeeper+*.patch), against a real ZooKeeper:
-// a link the C client gives up on must not take another socket's place in libuv's epoll set.
+// when the C client closes its socket (a link it gives up on, a request whose send fails), the
+// addon's poll handle must not outlive the descriptor number and take another socket's place.
 import { execFile, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
