@@ -207,6 +207,39 @@ describe('tree cache', () => {
     });
   });
 
+  it('runs one reload at a time: session changes that come while one runs are covered by one more walk, not one each', async () => {
+    const root = uniqueRoot('tree-reloads');
+    const writer = await client(zkConnect, root);
+    for (let i = 0; i < 20; i += 1) await writer.mkdirp(`/t/${i}`);
+    const zk = await client(zkConnect, root);
+    const reads: string[] = [];
+    const sessionListeners: Array<(...args: unknown[]) => void> = [];
+    const wrapped: ZkClient = Object.create(zk) as ZkClient;
+    wrapped.get = (path, watcher) => {
+      reads.push(path);
+      return zk.get(path, watcher);
+    };
+    wrapped.on = (event, listener) => {
+      if (event === 'session') sessionListeners.push(listener as (...args: unknown[]) => void);
+      return zk.on(event, listener);
+    };
+    const c = createTreeCache(wrapped, '/t');
+    onCleanup(() => c.close());
+    await c.start();
+    reads.length = 0;
+    // Five new sessions announced at once (as when every session of a process expires together):
+    // each makes every node unwatched, so each alone would walk the whole tree again.
+    for (let i = 0; i < 5; i += 1) for (const listener of sessionListeners) listener({ sessionId: `s${i}`, reattached: false });
+    await c.settled();
+    const perNode = new Map<string, number>();
+    for (const p of reads) perNode.set(p, (perNode.get(p) ?? 0) + 1);
+    // Every node read again (the first walk), and again at most once (the walk that covers the
+    // four requests made while the first ran): twice, not five times.
+    expect([...perNode.keys()].sort()).toEqual(['/t', ...Array.from({ length: 20 }, (_, i) => `/t/${i}`)].sort());
+    expect(Math.max(...perNode.values())).toBe(2);
+    expect(mirror(c)).toEqual(await snapshot(writer, '/t'));
+  });
+
   it('with more watches than a reconnect can restore: after a link drop it sets them all again and sees every change made meanwhile', async () => {
     // A server taking at most 16 KiB per request, and 400 leaves: more watches than one SetWatches
     // request can carry (the console's 70,000 at 10,000 jobs are for the default 1 MiB).

@@ -306,6 +306,9 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
     }));
   }
 
+  let walking = false;
+  let walkAgain = false;
+
   /** Reads everything again (after a reconnect or a new session of `client`). */
   function reload(newSession: boolean, client: ZkClient = zk): void {
     if (closed) return;
@@ -316,17 +319,40 @@ export function createTreeCache(zk: ZkClient, root: string, options: TreeCacheOp
       for (const path of busyDue.keys()) if (clientFor(path, 'data') === client) busyDue.delete(path);
       if (client === zk) rootWatched = false;
     }
-    const walk = async (): Promise<void> => {
-      await loadRoot();
-      // Paths cached but missing on the server are removed by loadChildren; then re-read the
-      // nodes whose watch could not be set (a read that failed with connection loss). A node whose
-      // children are not listed has no child watch to miss: counted as unwatched, every leaf was
-      // read again on each reconnect — 60,000 reads for the console at 10,000 jobs, each time its
-      // link dropped on a saturated machine, and its own requests queued behind them.
-      const unwatched = [...entries.keys()].filter((p) => !dataWatched.has(p) || (listsChildren(p) && !childWatched.has(p)));
-      await Promise.all(unwatched.map((p) => (entries.has(p) ? loadNode(p, true) : undefined)));
+    // One walk at a time: a reload asked for while one runs is covered by one more walk after it.
+    // (Nine sessions of the console lost at once started nine walks over the whole tree, each
+    // re-reading what the others were reading: the heap ran out at 10,000 jobs.)
+    if (walking) {
+      walkAgain = true;
+      return;
+    }
+    const walkUntilCovered = async (): Promise<void> => {
+      try {
+        do {
+          walkAgain = false;
+          try {
+            await walk();
+          } catch (error) {
+            if (!walkAgain || closed) throw error; // connection trouble: the next reconnect reloads
+          }
+        } while (walkAgain && !closed);
+      } finally {
+        walking = false;
+      }
     };
-    track(walk());
+    walking = true;
+    track(walkUntilCovered());
+  }
+
+  async function walk(): Promise<void> {
+    await loadRoot();
+    // Paths cached but missing on the server are removed by loadChildren; then re-read the
+    // nodes whose watch could not be set (a read that failed with connection loss). A node whose
+    // children are not listed has no child watch to miss: counted as unwatched, every leaf was
+    // read again on each reconnect — 60,000 reads for the console at 10,000 jobs, each time its
+    // link dropped on a saturated machine, and its own requests queued behind them.
+    const unwatched = [...entries.keys()].filter((p) => !dataWatched.has(p) || (listsChildren(p) && !childWatched.has(p)));
+    await Promise.all(unwatched.map((p) => (entries.has(p) ? loadNode(p, true) : undefined)));
   }
 
   const cache: TreeCache = {
