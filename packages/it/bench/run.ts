@@ -183,7 +183,7 @@ function renderConsole(r: ConsoleBenchResult): string {
     const v = r.ui.visits;
     out.push('', `The UI's jobs page in headless Chromium (1400 × 900), ${n(r.ui.jobs)} jobs, ${v.length} visits: interactive (rows shown, search usable) ${v.map((x) => x.interactiveMs).join(' / ')} ms after the navigation started.`);
     out.push(`Scrolling from the first job to the last, 600 px a frame: ${(r.ui.scroll.totalMs / 1000).toFixed(1)} s, ${r.ui.scroll.frames} frames, frame interval p50 ${r.ui.scroll.p50.toFixed(1)} / p99 ${r.ui.scroll.p99.toFixed(1)} / max ${r.ui.scroll.max.toFixed(1)} ms, ${r.ui.scroll.over50ms} frames over 50 ms.`);
-  } else out.push('', 'The UI\'s jobs page: not measured (Chromium is not installed: `npm test` installs it).');
+  } else out.push('', 'The UI\'s jobs page: not measured (Chromium is not installed: `npm run bench` and `npm test` install it).');
   return out.join('\n');
 }
 

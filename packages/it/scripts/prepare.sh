@@ -18,7 +18,7 @@ node packages/it/scripts/zookeeper-addon.mjs
 bash packages/it/scripts/ensure-zookeeper.sh
 
 # Chromium from Debian's package, for the console's browser tests (playwright-core drives it);
-# only `npm test` asks for it (ORRERY_NEEDS_CHROMIUM=1, set by test.sh).
+# `npm test` and `npm run bench` ask for it (ORRERY_NEEDS_CHROMIUM=1, set by test.sh and bench.sh).
 if [ "${ORRERY_NEEDS_CHROMIUM:-0}" = 1 ]; then
   bash packages/it/scripts/ensure-debian-package.sh chromium /usr/bin/chromium Chromium
   # A CJK font, so the Chinese pages' screenshots show characters rather than empty boxes.
