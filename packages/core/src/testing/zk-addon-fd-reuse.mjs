@@ -14,8 +14,8 @@
 // socket never hears again. Exit 0: all answered. 1: some socket deaf. 2: the scenario did not
 // happen (N was not reused), so nothing was shown.
 import { createRequire } from 'node:module';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
+import { connectionsTo, once } from './zk-addon-fixture-support.mjs';
 
 const require = createRequire(import.meta.url);
 const { ZooKeeper } = require('zookeeper');
@@ -24,27 +24,9 @@ const sessionTimeoutMs = Number(timeoutArg);
 const zkPort = Number(connectString.split(':')[1]);
 const SOCKETS = 20;
 
-/** The descriptor of this process's TCP connection to port `port` (from /proc), if any. */
+/** The descriptor of this process's established TCP connection to `port`, if any. */
 function descriptorTo(port) {
-  const inodes = new Set();
-  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
-    const cols = line.trim().split(/\s+/);
-    if (cols.length > 9 && parseInt(cols[2].split(':')[1], 16) === port && cols[3] === '01') inodes.add(cols[9]);
-  }
-  for (const fd of readdirSync('/proc/self/fd')) {
-    let target;
-    try { target = readlinkSync(`/proc/self/fd/${fd}`); } catch { continue; }
-    const m = /^socket:\[(\d+)\]$/.exec(target);
-    if (m && inodes.has(m[1])) return Number(fd);
-  }
-  return undefined;
-}
-
-function once(emitter, ...events) {
-  return new Promise((resolve) => {
-    const on = (event) => () => { for (const e of events) emitter.removeAllListeners(e); resolve(event); };
-    for (const e of events) emitter.on(e, on(e));
-  });
+  return connectionsTo(port).find((c) => c.established)?.fd;
 }
 
 const echo = createServer((s) => {

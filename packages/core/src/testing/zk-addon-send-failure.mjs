@@ -14,34 +14,13 @@
 // handles connected and answered. 2: the scenario did not happen (the request did not close A's
 // socket), so nothing was shown.
 import { createRequire } from 'node:module';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { connectionsTo, once } from './zk-addon-fixture-support.mjs';
 
 const require = createRequire(import.meta.url);
 const { ZooKeeper } = require('zookeeper');
 const [viaProxy, direct, timeoutArg = '6000'] = process.argv.slice(2);
 const timeout = Number(timeoutArg);
 const proxyPort = Number(viaProxy.split(':')[1]);
-
-/** This process's TCP connections to `port` (from /proc): descriptor and whether established. */
-function connectionsTo(port) {
-  const states = new Map();
-  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
-    const cols = line.trim().split(/\s+/);
-    if (cols.length > 9 && parseInt(cols[2].split(':')[1], 16) === port) states.set(cols[9], cols[3]);
-  }
-  const out = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    let target;
-    try { target = readlinkSync(`/proc/self/fd/${fd}`); } catch { continue; }
-    const m = /^socket:\[(\d+)\]$/.exec(target);
-    if (m && states.has(m[1])) out.push({ fd: Number(fd), inode: m[1], established: states.get(m[1]) === '01' });
-  }
-  return out;
-}
-
-function once(emitter, event) {
-  return new Promise((resolve) => emitter.once(event, resolve));
-}
 
 function exists(zk, path) {
   return new Promise((resolve) => zk.a_exists(path, false, (rc) => resolve(rc)));
