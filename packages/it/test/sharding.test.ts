@@ -8,18 +8,21 @@ import {
   checkShardingState,
   claimShard,
   completeShard,
+  createMetrics,
   createZkClient,
   encodeJson,
   parseJobConfig,
   paths,
   readJson,
   readMetric,
+  silentLogger,
   type Assignment,
   type JobConfigInput,
   type ZkClient,
 } from '@orrery/core';
 import { createTcpProxy, eventually, forceExpireSession, freePort, uniqueRoot, type TcpProxy } from '@orrery/core/testing';
 import { createNamespace, runCli } from '@orrery/console';
+import { createAllocator } from '@orrery/sharding';
 import { startProcess, startSimulatedExecutor, stopAllProcesses, type RunningProcess, type SimulatedExecutor } from '../src/index.js';
 
 const zkConnect = inject('zkConnect');
@@ -235,6 +238,47 @@ describe('orrery-sharding', () => {
     expect(await cli('reshard', 'a')).toBe(0);
     await eventually(async () => expect((await assignments(zk, ['a'])).get('a')!.value.items.e2).toHaveLength(3));
     await eventually(async () => expect(await zk.getChildren(paths.shardingRequests())).toEqual([]));
+  });
+
+  it('re-reads only the named job\'s assignment for a job\'s reshard request, every job\'s for the namespace\'s', async () => {
+    // In-process, on a real ZooKeeper, with the allocator's reads counted: a job leader refuses an
+    // assignment naming an executor that just died, so a failover brings a request per such job,
+    // and re-reading the whole namespace for each cost seconds at 10,000 jobs.
+    const jobs = Array.from({ length: 30 }, (_, i) => shell(`j${i}`, 2));
+    const { root, zk } = await setup('alloc-reshard-reads', jobs);
+    for (const e of ['e1', 'e2']) await executor(root, e);
+    const client = createZkClient({ connect: zkConnect, root });
+    admins.push(client);
+    await client.start();
+    const reads: string[] = [];
+    const counted = new Proxy(client, {
+      get(target, key) {
+        if (key === 'get') return (path: string, ...rest: unknown[]) => { reads.push(path); return (target.get as (...a: unknown[]) => unknown)(path, ...rest); };
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const alloc = createAllocator({ zk: counted, logger: silentLogger(), metrics: createMetrics(), debounceMs: 50 });
+    try {
+      await alloc.start();
+      await eventually(async () => expect((await assignments(zk, jobs.map((j) => j.name))).size).toBe(30));
+      const assignmentReads = (): string[] => reads.filter((r) => /\/assignment$/.test(r) && r.includes('/jobs/'));
+      // A skew written by hand to j7, then a reshard of j7 alone: j7 is read again, and re-planned.
+      const current = await zk.get(paths.jobAssignment(NS, 'j7'));
+      await zk.set(paths.jobAssignment(NS, 'j7'), encodeJson({ ...JSON.parse(current.data!.toString()), items: { e1: [0, 1] } }), current.stat.version);
+      reads.length = 0;
+      const cli = (...args: string[]) => runCli(['--zk', zkConnect, '--root', root, '-n', NS, ...args], { stdout: { write: () => true }, stderr: { write: () => true }, env: {} });
+      expect(await cli('reshard', 'j7')).toBe(0);
+      await eventually(async () => expect(Object.values((await assignments(zk, ['j7'])).get('j7')!.value.items).map((items) => items.length)).toEqual([1, 1]));
+      expect(assignmentReads()).toEqual([paths.jobAssignment(NS, 'j7')]);
+      // A namespace-wide request re-reads every job's.
+      reads.length = 0;
+      expect(await cli('reshard')).toBe(0);
+      await eventually(() => expect(new Set(assignmentReads())).toEqual(new Set(jobs.map((j) => paths.jobAssignment(NS, j.name)))));
+      await eventually(async () => expect(await zk.getChildren(paths.shardingRequests())).toEqual([]));
+    } finally {
+      await alloc.close();
+    }
   });
 
   it('sends one unassigned-shards alarm per job per silence window to the namespace webhook, retrying a 5xx', async () => {
