@@ -26,7 +26,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stdioWithoutSockets } from '@orrery/core';
 import { eventually } from '@orrery/core/testing';
-import { distribution, type Distribution } from './executor-bench.js';
+import { distribution, WARMUP_SECONDS, type Distribution } from './executor-bench.js';
 import { redisServerVersion, startRedis } from '../src/redis.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -70,6 +70,8 @@ export interface AlternativeRow {
   concurrency?: number;
   /** ms from the start of scheduling (croner: creating the crons; BullMQ: upserting the schedulers) until every job had fired once; null if not within the warm-up limit or not measured. */
   startupMs: number | null;
+  /** The lateness of the warm-up's fires, before the window (absent in older results: no warm-up). */
+  warmup?: Distribution;
   /** What the reader should know: incomplete warm-up, fires that never came, worker errors, settings. */
   notes?: string[];
 }
@@ -199,19 +201,22 @@ function readFireRecords(file: string): FireRecord[] {
   return out;
 }
 
-interface Window { start: number; end: number; startupMs: number | null; notes: string[] }
+/** `steady`: the first whole period after every job fired once; `start`: {@link WARMUP_SECONDS} later, the window's. */
+interface Window { steady: number; start: number; end: number; startupMs: number | null; notes: string[] }
 
 /**
  * Waits for the child's `warm` line (every job fired once), at most `warmupMaxMs` after
- * `scheduledFrom`; the window starts at the next whole period after it.
+ * `scheduledFrom`; the window starts {@link WARMUP_SECONDS} whole periods after the next one (the
+ * warm-up Orrery's rows get too).
  */
 async function chooseWindow(child: Child, jobs: number, scheduledFrom: number, seconds: number, warmupMaxMs: number): Promise<Window> {
   const line = await child.waitForLine(/^warm \d+$/, Math.max(0, scheduledFrom + warmupMaxMs - Date.now()));
   const notes: string[] = [];
   const warmAt = line !== undefined ? Number(line.split(' ')[1]) : Date.now();
   if (line === undefined) notes.push(`warm-up incomplete: not every one of the ${jobs} jobs had fired ${warmupMaxMs / 1000} s after scheduling began; measured from then on anyway`);
-  const start = Math.floor(warmAt / PERIOD_MS) * PERIOD_MS + PERIOD_MS;
-  return { start, end: start + seconds * PERIOD_MS, startupMs: line !== undefined ? warmAt - scheduledFrom : null, notes };
+  const steady = Math.floor(warmAt / PERIOD_MS) * PERIOD_MS + PERIOD_MS;
+  const start = steady + WARMUP_SECONDS * PERIOD_MS;
+  return { steady, start, end: start + seconds * PERIOD_MS, startupMs: line !== undefined ? warmAt - scheduledFrom : null, notes };
 }
 
 /**
@@ -254,6 +259,7 @@ function summarise(system: AlternativeSystem, jobs: number, seconds: number, win
     missed: jobs * seconds - seen.size,
     duplicates: [...seen.values()].filter((n) => n > 1).length,
     startupMs: window.startupMs,
+    warmup: distribution(records.filter((r) => r.scheduled >= window.steady && r.scheduled < window.start).map((r) => r.started - r.scheduled)),
     ...(allNotes.length > 0 ? { notes: allNotes } : {}),
   };
 }
@@ -298,7 +304,7 @@ async function runBullmq(jobs: number, concurrency: number, s: RunSettings): Pro
 
 /**
  * Runs croner and BullMQ at each size, one after the other, each in processes of its own; see the
- * module's comment for what is measured and how. Takes about 2 × sizes × (seconds + 5) s.
+ * module's comment for what is measured and how. Takes about 2 × sizes × (seconds + 10) s.
  */
 export async function runAlternativesBench(options: AlternativesOptions = {}): Promise<AlternativesResult> {
   const { seconds = 60, sizes = [100, 1000], systems = ['croner', 'bullmq'], warmupMaxMs = 10_000, tailMaxMs = 30_000, bullmqConcurrency = [50, 'jobs'], redisHz = 10 } = options;
@@ -353,13 +359,14 @@ export function renderAlternatives(result: AlternativesResult): string {
   const v = result.versions;
   const redis = v.redis.split(' ').find((w) => w.startsWith('v=')) ?? v.redis;
   const out: string[] = [];
-  out.push(`Every job on \`* * * * * *\`, no-op work, ${result.seconds} s of scheduled fires per row after a warm-up (until every job had fired once); each system in processes of its own, Node ${v.node}: croner ${v.croner} in one process; BullMQ ${v.bullmq} (ioredis ${v.ioredis}) job schedulers upserted by a producer process, one Worker process, Redis ${redis} (Debian's, no persistence, hz ${result.redisHz}).`);
+  out.push(`Every job on \`* * * * * *\`, no-op work, ${result.seconds} s of scheduled fires per row after a warm-up (until every job had fired once${result.rows.some((r) => r.warmup) ? `, then ${WARMUP_SECONDS} s more, as for Orrery` : ''}); each system in processes of its own, Node ${v.node}: croner ${v.croner} in one process; BullMQ ${v.bullmq} (ioredis ${v.ioredis}) job schedulers upserted by a producer process, one Worker process, Redis ${redis} (Debian's, no persistence, hz ${result.redisHz}).`);
   out.push('');
-  out.push('| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | start-up: s until every job had fired |');
-  out.push('|---|---|---|---|---|---|');
+  out.push('| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | start-up: s until every job had fired | warm-up lateness p99 / max (ms) |');
+  out.push('|---|---|---|---|---|---|---|');
   for (const r of result.rows) {
     const startup = r.startupMs === null ? '–' : `${(r.startupMs / 1000).toFixed(1)} s`;
-    out.push(`| ${alternativeScenario(r)} | ${ms(r.lateness.p50)} / ${ms(r.lateness.p99)} / ${ms(r.lateness.max)} | ${r.runs} | ${count(r.missed)} | ${count(r.duplicates)} | ${startup} |`);
+    const warmup = r.warmup && r.warmup.count > 0 ? `${ms(r.warmup.p99)} / ${ms(r.warmup.max)}` : '–';
+    out.push(`| ${alternativeScenario(r)} | ${ms(r.lateness.p50)} / ${ms(r.lateness.p99)} / ${ms(r.lateness.max)} | ${r.runs} | ${count(r.missed)} | ${count(r.duplicates)} | ${startup} | ${warmup} |`);
   }
   const noted = result.rows.filter((r) => r.notes && r.notes.length > 0);
   if (noted.length > 0) {

@@ -6,7 +6,7 @@ import { runAllocatorBench, runMixedAllocatorBench } from './allocator-bench.js'
 import { alternativeScenario, bestBullmq, renderAlternatives, runAlternativesBench, type AlternativesBenchResult } from './alternatives-bench.js';
 import { CONSOLE_BENCH_CONNECTIONS, runConsoleBench, type ConsoleBenchResult } from './console-bench.js';
 import { renderCost, runCostBench } from './cost-bench.js';
-import { EXECUTOR_BENCH_PARTS, SHELL_FLOOR_RATIO_TARGET, runExecutorBench, type ExecutorBenchPart, type ExecutorBenchResult } from './executor-bench.js';
+import { EXECUTOR_BENCH_PARTS, SHELL_FLOOR_RATIO_TARGET, WARMUP_SECONDS, runExecutorBench, type ExecutorBenchPart, type ExecutorBenchResult } from './executor-bench.js';
 import { runFailoverBench, type FailoverBenchResult } from './failover-bench.js';
 import { renderScale, runScaleBench } from './scale-bench.js';
 import { dist, n, newestEntries, openResults, saveResults, writeBenchmarksMd, type BenchEntry, type ResultsFile } from './report.js';
@@ -87,11 +87,13 @@ type AllocatorResult = { rows: ReturnType<typeof runAllocatorBench>; mixed: Retu
 
 function renderExecutor(r: ExecutorBenchResult): string {
   const out = [
-    'Lateness = the run\'s start − its scheduled fire time, over whole seconds of steady state (from the first two fires in a row that ran for every job, or 12 s after the jobs were applied if that never happens); start-up = the time until then and the fires missed meanwhile. Misfire policy `skip`.',
+    r.rows.some((row) => row.warmup)
+      ? `Lateness = the run's start − its scheduled fire time, over whole seconds of steady state, from ${WARMUP_SECONDS} s after it began — at the first two fires in a row that ran for every job, or 12 s after the jobs were applied if that never happens. Start-up = the time until those two fires and the fires missed meanwhile; warm-up = the ${WARMUP_SECONDS} s after them, not in the window (every system of the comparison gets them). Misfire policy \`skip\`.`
+      : 'Lateness = the run\'s start − its scheduled fire time, over whole seconds of steady state (from the first two fires in a row that ran for every job, or 12 s after the jobs were applied if that never happens); start-up = the time until then and the fires missed meanwhile. Misfire policy `skip`.',
     '',
-    '| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | failover re-runs | not succeeded | start-up: s until steady, fires missed meanwhile |',
-    '|---|---|---|---|---|---|---|---|',
-    ...r.rows.map((row) => `| ${row.scenario} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${row.duplicates} | ${row.failoverReruns === undefined ? '–' : n(row.failoverReruns)} | ${n(row.failed)} | ${row.startupSeconds} s, ${n(row.startupMissed)} |`),
+    '| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | failover re-runs | not succeeded | start-up: s until steady, fires missed meanwhile | warm-up lateness p99 / max (ms), missed |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...r.rows.map((row) => `| ${row.scenario} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${row.duplicates} | ${row.failoverReruns === undefined ? '–' : n(row.failoverReruns)} | ${n(row.failed)} | ${row.startupSeconds} s, ${n(row.startupMissed)} | ${row.warmup && row.warmup.count > 0 ? `${n(row.warmup.p99)} / ${n(row.warmup.max)}, ${n(row.warmupMissed ?? 0)}` : '–'} |`),
     '',
     `Spawn floor (this Node spawning 100 \`sh -c 'exit 0'\` at once, ms from the burst to each spawn, ${r.floor.count} spawns): p50 ${n(r.floor.p50, 1)}, p99 ${n(r.floor.p99, 1)}, max ${n(r.floor.max, 1)}.`,
   ];
@@ -109,20 +111,20 @@ function renderComparison(all: ReadonlyMap<string, BenchEntry>): string {
   const orrery = (ex.result as Partial<ExecutorBenchResult>).rows ?? [];
   const others = (alt.result as Partial<AlternativesBenchResult>).rows ?? [];
   const lines = [
-    `Side by side — the same load (N no-op jobs on \`* * * * * *\`, ${(ex.settings.seconds as number)} s), the same machine, measured ${ex.startedAt.slice(0, 16)} (Orrery) and ${alt.startedAt.slice(0, 16)} (the others) UTC. Lateness = start − scheduled time, ms.`,
+    `Side by side — the same load (N no-op jobs on \`* * * * * *\`, ${(ex.settings.seconds as number)} s${orrery.some((o) => o.warmup) && others.some((o) => o.warmup) ? ` after the same ${WARMUP_SECONDS}-s warm-up, reported apart` : ''}), the same machine, measured ${ex.startedAt.slice(0, 16)} (Orrery) and ${alt.startedAt.slice(0, 16)} (the others) UTC. Lateness = start − scheduled time, ms.`,
     '',
-    '| jobs | system | lateness p50 / p99 / max (ms) | runs | missed | duplicates | p99 ÷ croner\'s p99 |',
-    '|---|---|---|---|---|---|---|',
+    '| jobs | system | lateness p50 / p99 / max (ms) | runs | missed | duplicates | p99 ÷ croner\'s p99 | warm-up p99 / max (ms) |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   const verdicts: string[] = [];
   for (const size of [100, 1000]) {
     const croner = others.find((o) => o.system === 'croner' && o.jobs === size);
     const ratio = (p99: number) => (croner && croner.lateness.p99 > 0 ? `${(p99 / croner.lateness.p99).toFixed(1)} ×` : '–');
     const rows = [
-      ...orrery.filter((o) => o.jobs === size).map((o) => ({ system: `Orrery, ${o.kind} jobs`, lateness: o.lateness, runs: o.runs, missed: o.missed, duplicates: o.duplicates })),
-      ...others.filter((o) => o.jobs === size).map((o) => ({ system: alternativeScenario(o).replace(/^[\d,]+ jobs, /, ''), lateness: o.lateness, runs: o.runs, missed: o.missed, duplicates: o.duplicates })),
+      ...orrery.filter((o) => o.jobs === size).map((o) => ({ system: `Orrery, ${o.kind} jobs`, lateness: o.lateness, runs: o.runs, missed: o.missed, duplicates: o.duplicates, warmup: o.warmup })),
+      ...others.filter((o) => o.jobs === size).map((o) => ({ system: alternativeScenario(o).replace(/^[\d,]+ jobs, /, ''), lateness: o.lateness, runs: o.runs, missed: o.missed, duplicates: o.duplicates, warmup: o.warmup })),
     ];
-    for (const row of rows) lines.push(`| ${n(size)} | ${row.system} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${n(row.duplicates)} | ${ratio(row.lateness.p99)} |`);
+    for (const row of rows) lines.push(`| ${n(size)} | ${row.system} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${n(row.duplicates)} | ${ratio(row.lateness.p99)} | ${row.warmup && row.warmup.count > 0 ? `${n(row.warmup.p99)} / ${n(row.warmup.max)}` : '–'} |`);
     const node = orrery.find((o) => o.jobs === size && o.kind === 'node');
     // BullMQ at its best concurrency of those measured (the fair one to compare with).
     const bull = others.length ? bestBullmq(alt.result as AlternativesBenchResult, size) : undefined;
