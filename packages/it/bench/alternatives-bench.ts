@@ -13,8 +13,9 @@
  * Each system runs in child processes of its own (alternatives/*.mjs), not in this busy process.
  * Lateness = the start of the job's function − the time it was scheduled for; how each child finds
  * the scheduled time is written at the top of its script. The window: after a warm-up that ends
- * when every job has fired once (at most `warmupMaxMs`), exactly `seconds` whole seconds of
- * scheduled fires. Missed = N × seconds − the distinct (job, scheduled time) pairs in the window;
+ * when every job has fired once (at most `warmupMaxMs`), and WARMUP_SECONDS more (the executor
+ * bench's, so that every system is measured warm alike; their lateness is reported apart), exactly
+ * `seconds` whole seconds of scheduled fires. Missed = N × seconds − the distinct (job, scheduled time) pairs in the window;
  * duplicates = the pairs seen more than once. The children are stopped only once every job is past
  * the window (its fire for the window's last second, or a later one, started), so a late fire is
  * counted as late, not as missed.

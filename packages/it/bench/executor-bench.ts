@@ -1,6 +1,7 @@
 /**
  * Executor benchmark: fire lateness (run start − scheduled fire time) with every job on
- * `* * * * * *` so all fire in the same instant, on one executor process, for 60 s; missed and
+ * `* * * * * *` so all fire in the same instant, on one executor process, for 60 s from
+ * {@link WARMUP_SECONDS} after the steady start; missed and
  * duplicate fires; the spawn floor for 100 shells at once; idle RSS and CPU with 1,000 jobs; and
  * ZooKeeper transactions per shard run counted on the server (Zxid delta from `srvr`).
  */
