@@ -222,6 +222,13 @@ function renderAll(entries: Map<string, { entry: BenchEntry; file: ResultsFile }
   return out.join('\n');
 }
 
+// `--render`: rewrites the generated part of BENCHMARKS.md from the stored results, running nothing
+// (after a change to how a section is written).
+if (process.argv[2] === '--render') {
+  writeBenchmarksMd(renderAll(newestEntries()));
+  console.error('orrery bench: BENCHMARKS.md rewritten from the stored results');
+  process.exit(0);
+}
 const names = process.argv.slice(2);
 const unknown = names.filter((x) => !BENCHES.some((b) => b.name === x));
 if (unknown.length) {

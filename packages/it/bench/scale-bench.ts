@@ -1165,7 +1165,7 @@ function latencyRows(consoleRows: Measured<ConsoleRow[]>, cc: ScaleBenchResult['
   else {
     const who = cc.realOnly ? 'each real `orrery-executor` holding the job' : 'each executor holding the job';
     rows.push(`| config change (console PUT) → ${who}: p50 / p99 / max, ${cc.holders} (trial, executor) pairs, ${cc.missing} not seen in ${(cc.waitMs ?? 10_000) / 1000} s | ${dist(cc.perExecutor)} ms | ≤ ${SCALE_TARGETS.configChangeMs} ms | ${met(cc.missing === 0 && cc.perExecutor.max <= SCALE_TARGETS.configChangeMs)} |`);
-    if (cc.standIns) rows.push(`| … the embedded stand-ins also holding those jobs (niced, sharing the two cores): p50 / p99 / max, ${cc.standIns.pairs} pairs, ${cc.standIns.missing} not seen in ${(cc.waitMs ?? 10_000) / 1000} s | ${dist(cc.standIns.perExecutor)} ms | — | |`);
+    if (cc.standIns) rows.push(`| … the embedded stand-ins also holding those jobs (niced, sharing the two cores): p50 / p99 / max, ${cc.standIns.pairs} pairs, ${cc.standIns.missing} not seen in ${(cc.waitMs ?? 10_000) / 1000} s | ${cc.standIns.perExecutor.count > 0 ? `${dist(cc.standIns.perExecutor)} ms` : 'none seen'} | — | |`);
     rows.push(`| … the PUT itself (console → ZooKeeper → answer), ${cc.trials} trials | ${dist(cc.writeMs)} ms | — | |`);
   }
   if (isError(failover)) rows.push(`| failover of one executor | not measured: ${failover.error} | | |`);
