@@ -240,20 +240,31 @@ describe('orrery-sharding', () => {
     await eventually(async () => expect(await zk.getChildren(paths.shardingRequests())).toEqual([]));
   });
 
-  it('re-reads only the named job\'s assignment for a job\'s reshard request, every job\'s for the namespace\'s', async () => {
+  it('re-reads only the named job\'s assignment for a job\'s reshard request, every job\'s for the namespace\'s, and retries a request whose round failed', async () => {
     // In-process, on a real ZooKeeper, with the allocator's reads counted: a job leader refuses an
     // assignment naming an executor that just died, so a failover brings a request per such job,
     // and re-reading the whole namespace for each cost seconds at 10,000 jobs.
-    const jobs = Array.from({ length: 30 }, (_, i) => shell(`j${i}`, 2));
+    const jobs = [...Array.from({ length: 30 }, (_, i) => shell(`j${i}`, 2)), shell('s1', 1), shell('s2', 1)];
     const { root, zk } = await setup('alloc-reshard-reads', jobs);
     for (const e of ['e1', 'e2']) await executor(root, e);
     const client = createZkClient({ connect: zkConnect, root });
     admins.push(client);
     await client.start();
     const reads: string[] = [];
+    /** A read of this path fails once (a connection lost mid-round), then the flag clears. */
+    let failOnce: string | undefined;
     const counted = new Proxy(client, {
       get(target, key) {
-        if (key === 'get') return (path: string, ...rest: unknown[]) => { reads.push(path); return (target.get as (...a: unknown[]) => unknown)(path, ...rest); };
+        if (key === 'get') {
+          return (path: string, ...rest: unknown[]) => {
+            reads.push(path);
+            if (path === failOnce) {
+              failOnce = undefined;
+              return Promise.reject(new Error('connection lost (injected)'));
+            }
+            return (target.get as (...a: unknown[]) => unknown)(path, ...rest);
+          };
+        }
         const value = Reflect.get(target, key) as unknown;
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
@@ -261,7 +272,9 @@ describe('orrery-sharding', () => {
     const alloc = createAllocator({ zk: counted, logger: silentLogger(), metrics: createMetrics(), debounceMs: 50 });
     try {
       await alloc.start();
-      await eventually(async () => expect((await assignments(zk, jobs.map((j) => j.name))).size).toBe(30));
+      await eventually(async () => expect((await assignments(zk, jobs.map((j) => j.name))).size).toBe(32));
+      // The first round is over once it wrote the namespace's members (its last write).
+      await eventually(async () => expect((await readJson(zk, paths.namespaceSharding(NS), checkShardingState))?.value.members).toEqual(['e1', 'e2']));
       const assignmentReads = (): string[] => reads.filter((r) => /\/assignment$/.test(r) && r.includes('/jobs/'));
       // A skew written by hand to j7, then a reshard of j7 alone: j7 is read again, and re-planned.
       const current = await zk.get(paths.jobAssignment(NS, 'j7'));
@@ -276,6 +289,17 @@ describe('orrery-sharding', () => {
       expect(await cli('reshard')).toBe(0);
       await eventually(() => expect(new Set(assignmentReads())).toEqual(new Set(jobs.map((j) => paths.jobAssignment(NS, j.name)))));
       await eventually(async () => expect(await zk.getChildren(paths.shardingRequests())).toEqual([]));
+      // A round that fails after taking a request (its nodes deleted) still carries it out on the
+      // retry. Both one-shard jobs put on e2 by hand (loads 30 / 32): sticky, they stay there until
+      // a reshard of one of them moves it back.
+      for (const job of ['s1', 's2']) {
+        const node = await zk.get(paths.jobAssignment(NS, job));
+        await zk.set(paths.jobAssignment(NS, job), encodeJson({ ...JSON.parse(node.data!.toString()), items: { e2: [0] } }), node.stat.version);
+      }
+      failOnce = paths.jobAssignment(NS, 's1');
+      expect(await cli('reshard', 's1')).toBe(0);
+      await eventually(async () => expect((await assignments(zk, ['s1'])).get('s1')!.value.items).toEqual({ e1: [0] }), { timeoutMs: 10_000 });
+      expect(failOnce).toBeUndefined();
     } finally {
       await alloc.close();
     }

@@ -176,7 +176,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
 
   function markDirty(namespace: string): void {
     dirty.add(namespace);
-    if (!dirtySince.has(namespace)) dirtySince.set(namespace, performance.now());
+    if (isLeaderNow() && !dirtySince.has(namespace)) dirtySince.set(namespace, performance.now());
     schedule();
   }
 
@@ -318,6 +318,9 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     await allAnswered(reads);
     for (const read of reads) {
       const { job, node, checked, appliedEpoch } = await read;
+      // A job re-read while some of its shards stay unassigned keeps the time they became so (its
+      // alarm's clock), not its node's last write.
+      const unassignedSince = state.unassignedSince.get(job);
       delete state.previous.jobs[job];
       state.assignments.delete(job);
       state.unassignedSince.delete(job);
@@ -330,8 +333,16 @@ export function createAllocator(options: AllocatorOptions): Allocator {
       }
       state.assignments.set(job, { epoch: checked.value.epoch, version: node.stat.version });
       state.previous.jobs[job] = { items: checked.value.items, unassigned: checked.value.unassigned };
-      if (checked.value.unassigned.length > 0) state.unassignedSince.set(job, checked.value.writtenAt || now());
+      if (checked.value.unassigned.length > 0) state.unassignedSince.set(job, unassignedSince ?? (checked.value.writtenAt || now()));
     }
+  }
+
+  /** Puts a request taken by a round that then failed back, so that the retry carries it out. */
+  function restoreReshard(namespace: string, requested: { rebalance: boolean; rebalanceJobs: string[] }): void {
+    let r = reshard.get(namespace);
+    if (!r) reshard.set(namespace, (r = { all: false, jobs: new Set(), nodes: [] }));
+    r.all ||= requested.rebalance;
+    for (const job of requested.rebalanceJobs) r.jobs.add(job);
   }
 
   function takeReshard(namespace: string): { rebalance: boolean; rebalanceJobs: string[] } | undefined {
@@ -370,115 +381,121 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     const cluster = clusterOf(namespace);
     step('clusterMs');
     const requested = takeReshard(namespace);
-    // A reshard request starts from what ZooKeeper holds, not from this allocator's memory: an
-    // assignment changed by hand (or refused by a job leader) is re-planned from what it says —
-    // every job's for a namespace-wide request, the named jobs' for the others. (Job leaders refuse
-    // an assignment naming an executor that just died, so every failover brings some: re-reading
-    // the whole namespace for each cost seconds at 10,000 jobs.)
-    let state = requested?.rebalance ? undefined : states.get(namespace);
-    if (!state) {
-      state = await loadState(namespace, cluster);
-      states.set(namespace, state);
-      step('loadMs');
-    } else if (requested && requested.rebalanceJobs.length > 0) {
+    try {
+      // A reshard request starts from what ZooKeeper holds, not from this allocator's memory: an
+      // assignment changed by hand (or refused by a job leader) is re-planned from what it says —
+      // every job's for a namespace-wide request, the named jobs' for the others. (Job leaders refuse
+      // an assignment naming an executor that just died, so every failover brings some: re-reading
+      // the whole namespace for each cost seconds at 10,000 jobs.)
+      let state = requested?.rebalance ? undefined : states.get(namespace);
+      if (!state) {
+        state = await loadState(namespace, cluster);
+        states.set(namespace, state);
+        step('loadMs');
+      } else if (requested && requested.rebalanceJobs.length > 0) {
+        const inCluster = new Set(cluster.jobs.map((j) => j.name));
+        await loadAssignments(namespace, state, requested.rebalanceJobs.filter((j) => inCluster.has(j)));
+        step('loadMs');
+      }
+      const next = allocate(state.previous, cluster, requested ?? {});
+      step('computeMs');
+      metrics.rounds.inc({ namespace });
+
+      // Compared as values (key order aside), not as canonical JSON: at 10,000 jobs the comparison took
+      // 60 ms of a quiet core serialized, 24 ms as values — and on a busy machine a tenth to a quarter
+      // of a failover's round.
+      const changed = new Set<string>();
+      for (const name of new Set([...Object.keys(state.previous.jobs), ...Object.keys(next.jobs)])) {
+        if (!isDeepStrictEqual(state.previous.jobs[name] ?? null, next.jobs[name] ?? null)) changed.add(name);
+      }
+      const affected = new Set<string>();
+      let moved = 0;
+      for (const name of changed) {
+        const before = state.previous.jobs[name]?.items ?? {};
+        const after = next.jobs[name]?.items ?? {};
+        for (const e of Object.keys(before)) affected.add(e);
+        for (const e of Object.keys(after)) affected.add(e);
+        const ownerBefore = new Map<number, string>();
+        for (const [e, items] of Object.entries(before)) for (const i of items) ownerBefore.set(i, e);
+        for (const [e, items] of Object.entries(after)) for (const i of items) if (ownerBefore.has(i) && ownerBefore.get(i) !== e) moved += 1;
+      }
+      const membersChanged = canonicalJson(state.previous.members) !== canonicalJson(next.members);
+      step('diffMs');
+      if (changed.size === 0 && !membersChanged) {
+        updateUnassigned(namespace, state, next);
+        return;
+      }
+
+      const allocatorEpoch = epoch!;
+      const writtenAt = now();
+      let jobsWritten = 0;
+      // 1. The jobs whose assignment changed — together: each is its own compare-and-set, and the
+      //    ZooKeeper client bounds how many are outstanding (one after another, an executor's death
+      //    at 10,000 jobs cost seconds of round trips before its shards moved). A failed write fails
+      //    the round as before, once every write of the step is answered (none is left in flight to
+      //    land after the next round's); those that succeeded are remembered and the retry goes on from them.
+      //    The summaries come second on purpose: written together with the assignments (summaries
+      //    first), the first round of a full allocation of 10,000 jobs × 3 on 100 executors took 33 s
+      //    (7 s in this order) — every executor started its 300 jobs' runtimes at once and their
+      //    requests queued the allocator's own writes behind them.
       const inCluster = new Set(cluster.jobs.map((j) => j.name));
-      await loadAssignments(namespace, state, requested.rebalanceJobs.filter((j) => inCluster.has(j)));
-      step('loadMs');
-    }
-    const next = allocate(state.previous, cluster, requested ?? {});
-    step('computeMs');
-    metrics.rounds.inc({ namespace });
-
-    // Compared as values (key order aside), not as canonical JSON: at 10,000 jobs the comparison took
-    // 60 ms of a quiet core serialized, 24 ms as values — and on a busy machine a tenth to a quarter
-    // of a failover's round.
-    const changed = new Set<string>();
-    for (const name of new Set([...Object.keys(state.previous.jobs), ...Object.keys(next.jobs)])) {
-      if (!isDeepStrictEqual(state.previous.jobs[name] ?? null, next.jobs[name] ?? null)) changed.add(name);
-    }
-    const affected = new Set<string>();
-    let moved = 0;
-    for (const name of changed) {
-      const before = state.previous.jobs[name]?.items ?? {};
-      const after = next.jobs[name]?.items ?? {};
-      for (const e of Object.keys(before)) affected.add(e);
-      for (const e of Object.keys(after)) affected.add(e);
-      const ownerBefore = new Map<number, string>();
-      for (const [e, items] of Object.entries(before)) for (const i of items) ownerBefore.set(i, e);
-      for (const [e, items] of Object.entries(after)) for (const i of items) if (ownerBefore.has(i) && ownerBefore.get(i) !== e) moved += 1;
-    }
-    const membersChanged = canonicalJson(state.previous.members) !== canonicalJson(next.members);
-    step('diffMs');
-    if (changed.size === 0 && !membersChanged) {
+      await allAnswered([...changed].map(async (name) => {
+        const job = next.jobs[name];
+        if (!job || !inCluster.has(name)) {
+          state.assignments.delete(name);
+          return; // a deleted job: its node went with it
+        }
+        const last = state.assignments.get(name);
+        const value: Assignment = { epoch: (last?.epoch ?? 0) + 1, allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
+        const version = await writeNode(paths.jobAssignment(namespace, name), value, last?.version, allocatorEpoch);
+        if (version === undefined) {
+          state.assignments.delete(name); // deleted meanwhile: the next round drops it
+          return;
+        }
+        state.assignments.set(name, { epoch: value.epoch, version });
+        jobsWritten += 1;
+      }));
+      step('jobsMs');
+      // 2. The summaries of the executors those changes touch (once every job above is written).
+      const summaries = new Map<string, ExecutorAssignment>([...affected].map((e) => [e, { allocatorEpoch, jobs: {}, writtenAt }]));
+      for (const [name, job] of Object.entries(next.jobs)) {
+        for (const [executor, items] of Object.entries(job.items)) {
+          const summary = summaries.get(executor);
+          if (summary && items.length > 0) summary.jobs[name] = { epoch: state.assignments.get(name)?.epoch ?? 0, items };
+        }
+      }
+      let executorsWritten = 0;
+      await allAnswered([...summaries].map(async ([executor, summary]) => {
+        const version = await writeNode(paths.executorAssignment(namespace, executor), summary, state.summaries.get(executor), allocatorEpoch);
+        if (version === undefined) {
+          state.summaries.delete(executor); // the executor's node was removed
+          return;
+        }
+        state.summaries.set(executor, version);
+        executorsWritten += 1;
+      }));
+      step('summariesMs');
+      // 3. The namespace's members and round.
+      assertLeader();
+      const shardingValue = { allocatorEpoch, members: next.members, round: state.round + 1, writtenAt };
+      state.stateVersion = await writeNode(paths.namespaceSharding(namespace), shardingValue, state.stateVersion, allocatorEpoch);
+      state.round += 1;
+      state.previous = next;
       updateUnassigned(namespace, state, next);
-      return;
-    }
 
-    const allocatorEpoch = epoch!;
-    const writtenAt = now();
-    let jobsWritten = 0;
-    // 1. The jobs whose assignment changed — together: each is its own compare-and-set, and the
-    //    ZooKeeper client bounds how many are outstanding (one after another, an executor's death
-    //    at 10,000 jobs cost seconds of round trips before its shards moved). A failed write fails
-    //    the round as before, once every write of the step is answered (none is left in flight to
-    //    land after the next round's); those that succeeded are remembered and the retry goes on from them.
-    //    The summaries come second on purpose: written together with the assignments (summaries
-    //    first), the first round of a full allocation of 10,000 jobs × 3 on 100 executors took 33 s
-    //    (7 s in this order) — every executor started its 300 jobs' runtimes at once and their
-    //    requests queued the allocator's own writes behind them.
-    const inCluster = new Set(cluster.jobs.map((j) => j.name));
-    await allAnswered([...changed].map(async (name) => {
-      const job = next.jobs[name];
-      if (!job || !inCluster.has(name)) {
-        state.assignments.delete(name);
-        return; // a deleted job: its node went with it
-      }
-      const last = state.assignments.get(name);
-      const value: Assignment = { epoch: (last?.epoch ?? 0) + 1, allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
-      const version = await writeNode(paths.jobAssignment(namespace, name), value, last?.version, allocatorEpoch);
-      if (version === undefined) {
-        state.assignments.delete(name); // deleted meanwhile: the next round drops it
-        return;
-      }
-      state.assignments.set(name, { epoch: value.epoch, version });
-      jobsWritten += 1;
-    }));
-    step('jobsMs');
-    // 2. The summaries of the executors those changes touch (once every job above is written).
-    const summaries = new Map<string, ExecutorAssignment>([...affected].map((e) => [e, { allocatorEpoch, jobs: {}, writtenAt }]));
-    for (const [name, job] of Object.entries(next.jobs)) {
-      for (const [executor, items] of Object.entries(job.items)) {
-        const summary = summaries.get(executor);
-        if (summary && items.length > 0) summary.jobs[name] = { epoch: state.assignments.get(name)?.epoch ?? 0, items };
-      }
+      const durationMs = performance.now() - started;
+      metrics.jobsWritten.inc({ namespace }, jobsWritten);
+      metrics.executorsWritten.inc({ namespace }, executorsWritten);
+      metrics.moved.inc({ namespace }, moved);
+      metrics.roundSeconds.observe({ namespace }, durationMs / 1000);
+      step('stateMs');
+      logger.info({ namespace, jobsWritten, executorsWritten, moved, members: next.members.length, durationMs: Math.round(durationMs), steps }, 'allocation written');
+      emitter.emit('round:done', { namespace, jobsWritten, executorsWritten, moved, durationMs });
+    } catch (error) {
+      // The request's nodes are gone: a round that fails keeps it in memory for the retry.
+      if (requested) restoreReshard(namespace, requested);
+      throw error;
     }
-    let executorsWritten = 0;
-    await allAnswered([...summaries].map(async ([executor, summary]) => {
-      const version = await writeNode(paths.executorAssignment(namespace, executor), summary, state.summaries.get(executor), allocatorEpoch);
-      if (version === undefined) {
-        state.summaries.delete(executor); // the executor's node was removed
-        return;
-      }
-      state.summaries.set(executor, version);
-      executorsWritten += 1;
-    }));
-    step('summariesMs');
-    // 3. The namespace's members and round.
-    assertLeader();
-    const shardingValue = { allocatorEpoch, members: next.members, round: state.round + 1, writtenAt };
-    state.stateVersion = await writeNode(paths.namespaceSharding(namespace), shardingValue, state.stateVersion, allocatorEpoch);
-    state.round += 1;
-    state.previous = next;
-    updateUnassigned(namespace, state, next);
-
-    const durationMs = performance.now() - started;
-    metrics.jobsWritten.inc({ namespace }, jobsWritten);
-    metrics.executorsWritten.inc({ namespace }, executorsWritten);
-    metrics.moved.inc({ namespace }, moved);
-    metrics.roundSeconds.observe({ namespace }, durationMs / 1000);
-    step('stateMs');
-    logger.info({ namespace, jobsWritten, executorsWritten, moved, members: next.members.length, durationMs: Math.round(durationMs), steps }, 'allocation written');
-    emitter.emit('round:done', { namespace, jobsWritten, executorsWritten, moved, durationMs });
   }
 
   /**
@@ -634,6 +651,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
   function onLeadership(e: number): void {
     epoch = e;
     states.clear();
+    dirtySince.clear();
     metrics.leader.set(1);
     logger.info({ allocatorEpoch: e, id }, 'became the allocator leader');
     emitter.emit('leader:acquired', { epoch: e });
