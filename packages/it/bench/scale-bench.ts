@@ -811,7 +811,15 @@ async function failoverTrials(p: Platform, kill: 'process' | 'host', trials: num
     else p.real.delete(victim);
   }
   // The allocator's rounds of each trial, read at the end: a round logs once its last write is
-  // answered, which can be after the re-run started (the probe's assignment is among its first writes).
+  // answered, which can be after the re-run started (the probe's assignment is among its first writes)
+  // — for the last trial, waited for (at most 10 s).
+  const lastKill = kills.at(-1);
+  if (p.allocator && lastKill !== undefined) {
+    const allocator = p.allocator;
+    await eventually(() => {
+      if (!allocatorRounds(allocator).some((r) => r.time >= lastKill)) throw new Error('no round logged since the last kill');
+    }, { timeoutMs: 10_000, intervalMs: 100 }).catch(() => undefined);
+  }
   const logged = p.allocator ? allocatorRounds(p.allocator) : [];
   const rounds = kills.map((at, i) => logged.filter((r) => r.time >= at && r.time < (kills[i + 1] ?? Infinity)).map(({ time, ...r }) => ({ at: time - at, ...r })));
   rounds.forEach((r, i) => process.stderr.write(`scale bench: failover (${kill}) trial ${i + 1}: re-run ${Math.round(totals[i]!)} ms after the kill; the allocator's rounds since: ${JSON.stringify(r)}\n`));
