@@ -6,7 +6,7 @@ import { runAllocatorBench, runMixedAllocatorBench } from './allocator-bench.js'
 import { alternativeScenario, bestBullmq, renderAlternatives, runAlternativesBench, type AlternativesBenchResult } from './alternatives-bench.js';
 import { CONSOLE_BENCH_CONNECTIONS, runConsoleBench, type ConsoleBenchResult } from './console-bench.js';
 import { renderCost, runCostBench } from './cost-bench.js';
-import { EXECUTOR_BENCH_PARTS, SHELL_FLOOR_RATIO_TARGET, WARMUP_SECONDS, runExecutorBench, type ExecutorBenchPart, type ExecutorBenchResult } from './executor-bench.js';
+import { EXECUTOR_BENCH_PARTS, SHELL_FLOOR_RATIO_TARGET, WARMUP_SECONDS, runExecutorBench, type Distribution, type ExecutorBenchPart, type ExecutorBenchResult } from './executor-bench.js';
 import { runFailoverBench, type FailoverBenchResult } from './failover-bench.js';
 import { renderScale, runScaleBench } from './scale-bench.js';
 import { dist, n, newestEntries, openResults, saveResults, writeBenchmarksMd, type BenchEntry, type ResultsFile } from './report.js';
@@ -85,6 +85,12 @@ const BENCHES: Bench[] = [
 
 type AllocatorResult = { rows: ReturnType<typeof runAllocatorBench>; mixed: ReturnType<typeof runMixedAllocatorBench> };
 
+/** A row's warm-up cell: p99 / max (and the fires missed, when given); a dash for an older result without one. */
+function warmupCell(warmup: Distribution | undefined, missed?: number): string {
+  if (!warmup || warmup.count === 0) return '–';
+  return `${n(warmup.p99)} / ${n(warmup.max)}${missed === undefined ? '' : `, ${n(missed)}`}`;
+}
+
 function renderExecutor(r: ExecutorBenchResult): string {
   const out = [
     r.rows.some((row) => row.warmup)
@@ -93,7 +99,7 @@ function renderExecutor(r: ExecutorBenchResult): string {
     '',
     '| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | failover re-runs | not succeeded | start-up: s until steady, fires missed meanwhile | warm-up lateness p99 / max (ms), missed |',
     '|---|---|---|---|---|---|---|---|---|',
-    ...r.rows.map((row) => `| ${row.scenario} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${row.duplicates} | ${row.failoverReruns === undefined ? '–' : n(row.failoverReruns)} | ${n(row.failed)} | ${row.startupSeconds} s, ${n(row.startupMissed)} | ${row.warmup && row.warmup.count > 0 ? `${n(row.warmup.p99)} / ${n(row.warmup.max)}, ${n(row.warmupMissed ?? 0)}` : '–'} |`),
+    ...r.rows.map((row) => `| ${row.scenario} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${row.duplicates} | ${row.failoverReruns === undefined ? '–' : n(row.failoverReruns)} | ${n(row.failed)} | ${row.startupSeconds} s, ${n(row.startupMissed)} | ${warmupCell(row.warmup, row.warmupMissed ?? 0)} |`),
     '',
     `Spawn floor (this Node spawning 100 \`sh -c 'exit 0'\` at once, ms from the burst to each spawn, ${r.floor.count} spawns): p50 ${n(r.floor.p50, 1)}, p99 ${n(r.floor.p99, 1)}, max ${n(r.floor.max, 1)}.`,
   ];
@@ -124,7 +130,7 @@ function renderComparison(all: ReadonlyMap<string, BenchEntry>): string {
       ...orrery.filter((o) => o.jobs === size).map((o) => ({ system: `Orrery, ${o.kind} jobs`, lateness: o.lateness, runs: o.runs, missed: o.missed, duplicates: o.duplicates, warmup: o.warmup })),
       ...others.filter((o) => o.jobs === size).map((o) => ({ system: alternativeScenario(o).replace(/^[\d,]+ jobs, /, ''), lateness: o.lateness, runs: o.runs, missed: o.missed, duplicates: o.duplicates, warmup: o.warmup })),
     ];
-    for (const row of rows) lines.push(`| ${n(size)} | ${row.system} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${n(row.duplicates)} | ${ratio(row.lateness.p99)} | ${row.warmup && row.warmup.count > 0 ? `${n(row.warmup.p99)} / ${n(row.warmup.max)}` : '–'} |`);
+    for (const row of rows) lines.push(`| ${n(size)} | ${row.system} | ${dist(row.lateness)} | ${n(row.runs)} | ${n(row.missed)} | ${n(row.duplicates)} | ${ratio(row.lateness.p99)} | ${warmupCell(row.warmup)} |`);
     const node = orrery.find((o) => o.jobs === size && o.kind === 'node');
     // BullMQ at its best concurrency of those measured (the fair one to compare with).
     const bull = others.length ? bestBullmq(alt.result as AlternativesBenchResult, size) : undefined;

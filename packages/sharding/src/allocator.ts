@@ -337,10 +337,16 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     }
   }
 
-  /** Puts a request taken by a round that then failed back, so that the retry carries it out. */
-  function restoreReshard(namespace: string, requested: { rebalance: boolean; rebalanceJobs: string[] }): void {
+  /** The namespace's pending reshard request (made empty when there is none). */
+  function reshardEntry(namespace: string): { all: boolean; jobs: Set<string>; nodes: string[] } {
     let r = reshard.get(namespace);
     if (!r) reshard.set(namespace, (r = { all: false, jobs: new Set(), nodes: [] }));
+    return r;
+  }
+
+  /** Puts a request taken by a round that then failed back, so that the retry carries it out. */
+  function restoreReshard(namespace: string, requested: { rebalance: boolean; rebalanceJobs: string[] }): void {
+    const r = reshardEntry(namespace);
     r.all ||= requested.rebalance;
     for (const job of requested.rebalanceJobs) r.jobs.add(job);
   }
@@ -634,8 +640,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
         continue;
       }
       const { namespace, job } = read.value;
-      let r = reshard.get(namespace);
-      if (!r) reshard.set(namespace, (r = { all: false, jobs: new Set(), nodes: [] }));
+      const r = reshardEntry(namespace);
       if (r.nodes.includes(node)) continue;
       r.nodes.push(node);
       if (job) r.jobs.add(job);
