@@ -1,9 +1,10 @@
 /**
  * Console benchmark: a namespace of 10,000 jobs served by a real `orrery-console` process to 10
- * concurrent clients (autocannon) — the job list (a filtered page of 50) and the job detail (a
- * different job each request): latency p50 / p99 / max and requests/s; ZooKeeper requests per GET in
- * steady state, counted on the server (`mntr`'s `zk_packets_received` around each phase, minus what
- * the console's idle session sends over the same time: its pings); and the console's RSS.
+ * concurrent clients (autocannon) — the job list (a filtered page of 50 at a different offset each
+ * request, so each is rendered) and the job detail (a different job each request): latency p50 /
+ * p99 / max and requests/s; ZooKeeper requests per GET in steady state, counted on the server
+ * (`mntr`'s `zk_packets_received` around each phase, minus what the console's idle session sends
+ * over the same time: its pings); and the console's RSS.
  *
  * The jobs are a realistic mix written straight to ZooKeeper (valid configs from core's
  * `parseJobConfig`): five teams, crons of several periods in three time zones, passive jobs, one in
@@ -165,8 +166,8 @@ function procStats(pid: number): { rssMb: number; peakRssMb: number; cpuTicks: n
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-// autocannon ships no types: the part of its API used here.
-interface AutocannonRequest { method?: string; path?: string; setupRequest?: (request: { path: string }) => { path: string } }
+// autocannon ships no types: the part of its API the benches use.
+export interface AutocannonRequest { method?: string; path?: string; setupRequest?: (request: { path: string }) => { path: string } }
 interface AutocannonResult {
   latency: { p50: number; p99: number; max: number; average: number };
   requests: { average: number; total: number };
@@ -177,7 +178,7 @@ interface AutocannonResult {
   '2xx': number;
 }
 type Autocannon = (options: { url: string; connections: number; duration: number; headers: Record<string, string>; requests?: AutocannonRequest[] }) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+export const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /** One measured route. */
 export interface ConsoleRouteRow {
@@ -268,14 +269,26 @@ async function apiToken(url: string): Promise<string> {
 
 type Route = 'list-name' | 'list-group' | 'detail';
 
-/** The phase's requests: a filtered list page, or the detail of a different job each time. */
-function routeRequests(route: Route, names: readonly string[]): AutocannonRequest[] {
-  if (route === 'list-name') return [{ method: 'GET', path: listPath(LIST_FILTERS.name) }];
-  if (route === 'list-group') return [{ method: 'GET', path: listPath(LIST_FILTERS.group) }];
+/**
+ * The phase's requests: a filtered list page at a different offset each request (more pages than the
+ * console keeps rendered, so each is rendered: the cost of a list, not of its memo), or the detail of
+ * a different job each time.
+ */
+function routeRequests(route: Route, names: readonly string[], matching: number): AutocannonRequest[] {
+  // A stride coprime with the count visits every page or job, in no order the console could favour.
   let next = 0;
+  if (route !== 'detail') {
+    const pages = Math.max(1, matching - 50);
+    return [{
+      method: 'GET',
+      setupRequest: (request) => {
+        next = (next + 7919) % pages;
+        return { ...request, path: `${listPath(LIST_FILTERS[route === 'list-name' ? 'name' : 'group'])}&offset=${next}` };
+      },
+    }];
+  }
   return [{
     method: 'GET',
-    // A stride coprime with the job count visits every job, in no order the cache could favour.
     setupRequest: (request) => {
       next = (next + 7919) % names.length;
       return { ...request, path: `/api/v1/namespaces/${NS}/jobs/${names[next]}` };
@@ -342,14 +355,14 @@ export async function runConsoleBench(seconds = 20, cpuProfileDir?: string): Pro
 
     const rows: ConsoleRouteRow[] = [];
     for (const route of ['list-name', 'list-group', 'detail'] as const) {
-      const requests = routeRequests(route, names);
+      const requests = routeRequests(route, names, route === 'detail' ? names.length : matches[LIST_FILTERS[route === 'list-name' ? 'name' : 'group']]!);
       await autocannon({ url: c.url, connections: CONSOLE_BENCH_CONNECTIONS, duration: WARMUP_SECONDS, headers, requests });
       const a = await counters(server, c);
       const r = await autocannon({ url: c.url, connections: CONSOLE_BENCH_CONNECTIONS, duration: seconds, headers, requests });
       const b = await counters(server, c);
       const zkPackets = b.packets - a.packets;
       rows.push({
-        route: route === 'detail' ? 'detail: a different job each request' : `list: page of 50, ${LIST_FILTERS[route === 'list-name' ? 'name' : 'group']} (${matches[LIST_FILTERS[route === 'list-name' ? 'name' : 'group']]} match)`,
+        route: route === 'detail' ? 'detail: a different job each request' : `list: page of 50, ${LIST_FILTERS[route === 'list-name' ? 'name' : 'group']} (${matches[LIST_FILTERS[route === 'list-name' ? 'name' : 'group']]} match), a different offset each request`,
         p50: r.latency.p50,
         p99: r.latency.p99,
         max: r.latency.max,

@@ -19,7 +19,7 @@
  *   that starved the embedded instances into self-fencing. The console is started before they fire
  *   (loading the tree under that load took minutes). Then, with every job firing: the
  *   transaction window; the console's paged job list under 10 concurrent clients
- *   (autocannon); a config change made through the console API until every executor holding the
+ *   (autocannon: the first page, and a different page each request); a config change made through the console API until every executor holding the
  *   job logs `job schedule changed` (their pino times); kill -9 failover of a real `orrery-executor`
  *   process, alone (its fence guard closes its session) and with its guard and job (the session
  *   expires), until the re-run starts (run ledger), with its steps timed from the kill (presence
@@ -35,7 +35,6 @@
  * take more than this machine's two cores.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +44,7 @@ import { createNamespace, runJobNow, stopJob } from '@orrery/console';
 import { allocate, EMPTY_ALLOCATION, type Cluster } from '@orrery/sharding';
 import { startProcess, type RunningProcess } from '../src/processes.js';
 import { checkLedger, ledgerCommand, readLedger } from '../src/run-ledger.js';
-import { pool } from './console-bench.js';
+import { autocannon, pool, type AutocannonRequest } from './console-bench.js';
 import { machineSeconds } from './cost/proc.js';
 import { distribution, type Distribution } from './executor-bench.js';
 import { descendantsRssMb, parseLogLine, processMemory, renice, startExecutorHost, type ExecutorHost, type LogEvent } from './scale/hosts.js';
@@ -562,10 +561,6 @@ function computeAllocation(jobs: number, shards: number, executorNames: readonly
   return { coldMs, warmMs: warm[2]! };
 }
 
-// autocannon ships no types: the part of its API used here.
-interface AutocannonResult { latency: { p50: number; p99: number; max: number }; requests: { average: number; total: number }; errors: number; timeouts: number; non2xx: number }
-type Autocannon = (options: { url: string; connections: number; duration: number; headers: Record<string, string> }) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /**
  * The console's heap limit at full size, in MB. At 10,000 jobs its cache holds about 150 MB, and the
@@ -598,15 +593,31 @@ async function apiToken(url: string): Promise<string> {
   return `Bearer ${((await created.json()) as { token: string }).token}`;
 }
 
-/** The paged job list under 10 concurrent clients: the first page, and a page from the middle (cursor). */
+/**
+ * The paged job list under 10 concurrent clients: the first page, asked again and again (as every
+ * open jobs page refreshes it: the console renders it once per change and serves the rendered page
+ * until then), and a page after a different cursor each request (rendered every time: the cursors
+ * stride through all the jobs, more than the console keeps rendered).
+ */
 async function measureConsole(url: string, auth: string, jobs: number, seconds: number): Promise<ConsoleRow[]> {
-  const routes = [
-    { route: 'first page of 50', path: `/api/v1/namespaces/${NS}/jobs?limit=50` },
-    { route: 'page of 50 after a cursor (mid-list)', path: `/api/v1/namespaces/${NS}/jobs?limit=50&cursor=${jobName(Math.floor(jobs / 2))}` },
+  let next = 0;
+  const routes: Array<{ route: string; path?: string; requests?: AutocannonRequest[] }> = [
+    { route: 'first page of 50 (the same page each request)', path: `/api/v1/namespaces/${NS}/jobs?limit=50` },
+    {
+      route: 'page of 50 after a cursor (a different page each request)',
+      requests: [{
+        method: 'GET',
+        // A stride coprime with the job count visits every cursor, in no order a memo could favour.
+        setupRequest: (request) => {
+          next = (next + 7919) % jobs;
+          return { ...request, path: `/api/v1/namespaces/${NS}/jobs?limit=50&cursor=${jobName(next)}` };
+        },
+      }],
+    },
   ];
   const rows: ConsoleRow[] = [];
   for (const r of routes) {
-    const options = { url: `${url}${r.path}`, connections: 10, headers: { authorization: auth } };
+    const options = { url: `${url}${r.path ?? ''}`, connections: 10, headers: { authorization: auth }, ...(r.requests ? { requests: r.requests } : {}) };
     await autocannon({ ...options, duration: 3 });
     const a = await autocannon({ ...options, duration: seconds });
     rows.push({ route: r.route, p50: a.latency.p50, p99: a.latency.p99, max: a.latency.max, requestsPerSecond: a.requests.average, requests: a.requests.total, failed: a.non2xx + a.errors + a.timeouts });

@@ -1,9 +1,11 @@
 // The job list's pure rules over a cache of 10,000 jobs held in memory: filters, sort, paging by
-// offset and cursor, summaries. (The cost of a page is measured by `npm run bench console`.)
+// offset and cursor, summaries; the memo of rendered pages. (The cost of a page is measured by
+// `npm run bench console`.)
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseJobConfig, type ZkStat } from '@orrery/core';
 import type { CachedJob, Parsed } from './console-cache.js';
-import { createScheduleMemo, listJobPage, type JobListQuery } from './job-list.js';
+import { createJobPageMemo, createScheduleMemo, JOB_STATES, listJobPage, type JobListQuery } from './job-list.js';
 
 const stat = (version: number): ZkStat => ({ version, mzxid: 1, czxid: 1, ctime: 0, mtime: 0, cversion: 0, aversion: 0, ephemeralOwner: '0', dataLength: 0, numChildren: 0, pzxid: 1 }) as unknown as ZkStat;
 const NOW = Date.UTC(2025, 0, 1, 0, 0, 0);
@@ -72,5 +74,96 @@ describe('listJobPage', () => {
       const names = items.map((i) => i.name);
       expect(names).toEqual([...names].sort());
     }
+  });
+});
+
+describe('createJobPageMemo', () => {
+  /** A cache whose jobs and names can change, as the console's does: a changed job gets a new view. */
+  function mutableCache(count: number) {
+    const views = makeJobs(count);
+    let list = [...views.keys()].sort();
+    const groups = new Map<string, string[]>();
+    const groupList = (group: string) => {
+      let g = groups.get(group);
+      if (!g) groups.set(group, (g = list.filter((n) => { const c = views.get(n)!.config; return c.ok && c.value.groups.includes(group); })));
+      return g;
+    };
+    return {
+      cache: { jobNames: () => list, job: (_ns: string, name: string) => views.get(name), jobNamesInGroup: (_ns: string, group: string) => groupList(group) },
+      /** A shard of the job ran: its view is rebuilt. */
+      touch(name: string, endedAt: number) {
+        const old = views.get(name)!;
+        const shards = new Map(old.shards);
+        const s = shards.get(0)!;
+        if (s.ok) shards.set(0, { ...s, value: { ...s.value, last: { ...s.value.last!, endedAt } } });
+        views.set(name, { ...old, shards });
+      },
+      /** A job is removed: the name list (and group lists) are new. */
+      remove(name: string) {
+        views.delete(name);
+        list = list.filter((n) => n !== name);
+        groups.clear();
+      },
+    };
+  }
+  // A few queries, asked again and again (as open pages refresh), of every shape the memo handles.
+  const QUERIES: JobListQuery[] = [
+    {}, { limit: 10 }, { limit: 5, offset: 3 }, { limit: 7, cursor: 'job-00010' }, { limit: 4, cursor: 'job-00100x' },
+    { name: 'JOB-0001', limit: 6 }, { name: 'zzz' }, { group: 'g1', limit: 8 }, { group: 'none' }, { group: 'g3', name: '3', limit: 5 },
+    { state: 'failing', limit: 5 }, { state: 'enabled', group: 'g1', limit: 5 },
+  ];
+  const query = fc.constantFrom(...QUERIES);
+  // Weighted so that a page is often asked again before the next change that moves it.
+  const step = fc.oneof(
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('ask' as const), query }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('touch' as const), job: fc.integer({ min: 0, max: 40 }) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), job: fc.integer({ min: 0, max: 199 }) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('time' as const), ms: fc.integer({ min: 1, max: 120_000 }) }) },
+  );
+
+  it('sends exactly what a fresh render would, whatever changed in between (property)', () => {
+    fc.assert(fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+      const m = mutableCache(200);
+      const memo = createJobPageMemo();
+      const schedules = createScheduleMemo();
+      let now = NOW;
+      for (const s of steps) {
+        const name = (i: number) => `job-${String(i).padStart(5, '0')}`;
+        if (s.kind === 'touch') { if (m.cache.job('ns', name(s.job))) m.touch(name(s.job), now); }
+        else if (s.kind === 'remove') m.remove(name(s.job));
+        else if (s.kind === 'time') now += s.ms;
+        else {
+          const sent = memo.body(m.cache, 'ns', s.query, schedules, now, JSON.stringify);
+          expect(sent).toBe(JSON.stringify(listJobPage(m.cache, 'ns', s.query, createScheduleMemo(), now)));
+        }
+      }
+    }), { numRuns: 500 });
+  });
+
+  it('renders a repeated page once while nothing on it changes, and again when something does', () => {
+    const m = mutableCache(200);
+    const memo = createJobPageMemo();
+    const schedules = createScheduleMemo();
+    let renders = 0;
+    const render = (page: unknown) => { renders += 1; return JSON.stringify(page); };
+    const ask = (q: JobListQuery, at = NOW) => memo.body(m.cache, 'ns', q, schedules, at, render);
+    const first = ask({ limit: 10 });
+    expect(ask({ limit: 10 })).toBe(first);
+    expect(ask({ limit: 10, name: 'job' })).toBe(ask({ limit: 10, name: 'job' }));
+    expect(renders).toBe(2); // the two queries, once each
+    m.touch('job-00150', NOW); // not on the page
+    ask({ limit: 10 });
+    expect(renders).toBe(2);
+    m.touch('job-00004', NOW); // on the page
+    expect(ask({ limit: 10 })).not.toBe(first);
+    expect(renders).toBe(3);
+    ask({ limit: 10 }, Date.UTC(2025, 0, 1, 0, 1)); // job-00001 fires at minute 1: its next fire time moves
+    expect(renders).toBe(4);
+    m.remove('job-00150'); // the total changes
+    ask({ limit: 10 }, Date.UTC(2025, 0, 1, 0, 1));
+    expect(renders).toBe(5);
+    ask({ limit: 10, state: 'enabled' });
+    ask({ limit: 10, state: 'enabled' });
+    expect(renders).toBe(7); // a state filter reads every job: never from the memo
   });
 });

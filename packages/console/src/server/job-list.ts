@@ -8,8 +8,9 @@
  * cache without that index) reads each remaining job's parsed config (memoised by the cache) and,
  * for a state filter, its shard nodes; only the page's jobs are summarised, and a compiled schedule is reused for every
  * job with the same cron, zone and pause periods ({@link createScheduleMemo}). A page of 50 of 10,000
- * jobs stays well under a millisecond for a name filter, a few for the others (job-list.test.ts
- * measures it; `npm run bench console` serves it).
+ * jobs stays well under a millisecond for a name filter, a few for the others (`npm run bench
+ * console` serves it). A page asked again is sent as rendered while it is provably the same
+ * ({@link createJobPageMemo}).
  */
 import { createSchedule, type JobConfig, type RunStatus, type Schedule } from '@orrery/core';
 import type { CachedJob, ConsoleCache } from './console-cache.js';
@@ -219,8 +220,22 @@ function lowerCaseNames(names: readonly string[]): readonly string[] {
   return lower;
 }
 
-/** A page of a namespace's jobs from the cache (see the module header). */
-export function listJobPage(cache: Pick<ConsoleCache, 'jobNames' | 'job'> & Partial<Pick<ConsoleCache, 'jobNamesInGroup'>>, namespace: string, query: JobListQuery, schedules: ScheduleMemo, now: number): JobListPage {
+/** The cache reads a list makes. */
+type ListCache = Pick<ConsoleCache, 'jobNames' | 'job'> & Partial<Pick<ConsoleCache, 'jobNamesInGroup'>>;
+
+/** Which names a query's page holds, and where it sits in the filtered list. */
+interface PageSelection {
+  /** The list the filter ran over: the namespace's names, or the group's (a cache's same list until it changes). */
+  source: readonly string[];
+  total: number;
+  limit: number;
+  offset: number;
+  /** The page's job names, in order. */
+  names: string[];
+  more: boolean;
+}
+
+function selectPage(cache: ListCache, namespace: string, query: JobListQuery): PageSelection {
   const limit = Math.min(query.limit ?? JOB_PAGE_DEFAULT, JOB_PAGE_MAX);
   const offset = query.offset ?? 0;
   // Sorted by name (the cache lists children sorted); the filter keeps that order. The name filter
@@ -232,16 +247,20 @@ export function listJobPage(cache: Pick<ConsoleCache, 'jobNames' | 'job'> & Part
   const lower = needle === undefined ? undefined : lowerCaseNames(names);
   const group = inGroup === undefined ? query.group : undefined;
   const jobFilter: JobListQuery | undefined = group !== undefined || query.state !== undefined ? { group, state: query.state } : undefined;
-  const matching: string[] = [];
-  for (let i = 0; i < names.length; i += 1) {
-    if (needle !== undefined && !lower![i]!.includes(needle)) continue;
-    const name = names[i]!;
-    if (jobFilter === undefined) {
-      matching.push(name);
-      continue;
+  let matching: readonly string[] = names;
+  if (needle !== undefined || jobFilter !== undefined) {
+    const kept: string[] = [];
+    for (let i = 0; i < names.length; i += 1) {
+      if (needle !== undefined && !lower![i]!.includes(needle)) continue;
+      const name = names[i]!;
+      if (jobFilter === undefined) {
+        kept.push(name);
+        continue;
+      }
+      const job = cache.job(namespace, name);
+      if (job && matchesJob(job, jobFilter)) kept.push(name);
     }
-    const job = cache.job(namespace, name);
-    if (job && matchesJob(job, jobFilter)) matching.push(name);
+    matching = kept;
   }
   let start = 0;
   if (query.cursor !== undefined) {
@@ -256,18 +275,74 @@ export function listJobPage(cache: Pick<ConsoleCache, 'jobNames' | 'job'> & Part
     }
     start = lo;
   }
-  const page = matching.slice(start + offset, start + offset + limit);
-  const more = start + offset + limit < matching.length;
   return {
+    source: names,
     total: matching.length,
     limit,
     offset,
+    names: matching.slice(start + offset, start + offset + limit),
+    more: start + offset + limit < matching.length,
+  };
+}
+
+function pageOf(selection: PageSelection, jobs: ReadonlyArray<CachedJob | undefined>, query: JobListQuery, schedules: ScheduleMemo, now: number): JobListPage {
+  const { names, more } = selection;
+  return {
+    total: selection.total,
+    limit: selection.limit,
+    offset: selection.offset,
     cursor: query.cursor ?? null,
-    nextCursor: more && page.length > 0 ? page.at(-1)! : null,
+    nextCursor: more && names.length > 0 ? names.at(-1)! : null,
     filter: { name: query.name ?? null, group: query.group ?? null, state: query.state ?? null },
-    items: page.flatMap((name) => {
-      const job = cache.job(namespace, name);
-      return job ? [listItem(job, schedules, now)] : [];
-    }),
+    items: jobs.flatMap((job) => (job ? [listItem(job, schedules, now)] : [])),
+  };
+}
+
+/** A page of a namespace's jobs from the cache (see the module header). */
+export function listJobPage(cache: ListCache, namespace: string, query: JobListQuery, schedules: ScheduleMemo, now: number): JobListPage {
+  const selection = selectPage(cache, namespace, query);
+  return pageOf(selection, selection.names.map((name) => cache.job(namespace, name)), query, schedules, now);
+}
+
+/** How many pages a {@link JobPageMemo} keeps before it starts again. */
+export const JOB_PAGE_MEMO_SIZE = 256;
+
+/**
+ * A memo of rendered list pages (the body as sent). Many clients polling the same page (every open
+ * jobs page refreshes itself) cost one render per change, not one per request: a page is sent
+ * again, unrendered, while it is provably the same —
+ * - the filter ran over the same list (the cache keeps a namespace's or a group's names as one list
+ *   until a job is added, removed or regrouped), so the same names match;
+ * - every job of the page has the same view (the cache builds a job's view anew when any of its
+ *   nodes changes: config, assignment, a shard);
+ * - and no job of the page has reached its next fire time (the one figure that moves with the clock).
+ * A state filter reads every job of the namespace, so its pages are rendered every time.
+ */
+export interface JobPageMemo {
+  /** The page's body: from the memo, or rendered (`render`, the route's serializer) and kept. */
+  body(cache: ListCache, namespace: string, query: JobListQuery, schedules: ScheduleMemo, now: number, render: (page: JobListPage) => string): string;
+}
+
+/** Creates an empty memo. */
+export function createJobPageMemo(size = JOB_PAGE_MEMO_SIZE): JobPageMemo {
+  const pages = new Map<string, { source: readonly string[]; names: readonly string[]; jobs: ReadonlyArray<CachedJob | undefined>; until: number; body: string }>();
+  return {
+    body(cache, namespace, query, schedules, now, render) {
+      const byState = query.state !== undefined || (query.group !== undefined && cache.jobNamesInGroup === undefined);
+      if (byState) return render(listJobPage(cache, namespace, query, schedules, now));
+      const key = JSON.stringify([namespace, query.name ?? null, query.group ?? null, query.limit ?? null, query.offset ?? null, query.cursor ?? null]);
+      const source = query.group === undefined ? cache.jobNames(namespace) : cache.jobNamesInGroup!(namespace, query.group);
+      const hit = pages.get(key);
+      if (hit && hit.source === source && now < hit.until && hit.names.every((name, i) => cache.job(namespace, name) === hit.jobs[i])) return hit.body;
+      const selection = selectPage(cache, namespace, query);
+      const jobs = selection.names.map((name) => cache.job(namespace, name));
+      const page = pageOf(selection, jobs, query, schedules, now);
+      let until = Number.POSITIVE_INFINITY;
+      for (const item of page.items) if (!item.broken && item.nextFireTime !== null && item.nextFireTime < until) until = item.nextFireTime;
+      const body = render(page);
+      if (!pages.has(key) && pages.size >= size) pages.clear();
+      pages.set(key, { source: selection.source, names: selection.names, jobs, until, body });
+      return body;
+    },
   };
 }
