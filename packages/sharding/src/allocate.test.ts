@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { allocate, EMPTY_ALLOCATION, type Allocation, type Cluster } from './allocate.js';
+import { allocate, EMPTY_ALLOCATION, type Allocation, type Cluster, type JobAllocation } from './allocate.js';
 import { candidatesFor, type ClusterExecutor, type ClusterJob } from './eligibility.js';
 
 const ex = (name: string, extra: Partial<ClusterExecutor> = {}): ClusterExecutor => ({ name, handlers: [], tags: [], noTraffic: false, ...extra });
@@ -219,6 +219,72 @@ describe('allocate — properties', () => {
         expect(allocate(current, cluster)).toEqual(current);
       }
     }), { numRuns: 200 });
+  });
+
+  it('a round in which executors only left keeps the untouched jobs as they were, exactly as working every job through would (also from hand-edited entries)', () => {
+    const eventArb = fc.oneof(
+      { weight: 3, arbitrary: fc.record({ kind: fc.constant('leave' as const), index: fc.nat(), count: fc.integer({ min: 1, max: 3 }) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('drain' as const), index: fc.nat() }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('join' as const), handlers: fc.subarray(HANDLERS), tags: fc.subarray(TAGS) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('resize' as const), index: fc.nat(), total: fc.integer({ min: 0, max: 12 }) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('edit' as const), index: fc.nat(), how: fc.constantFrom('unsorted', 'twice', 'beyond', 'stranger', 'empty', 'unassigned', 'reversed', 'moved', 'copied', 'blank') }) },
+    );
+    let shortcuts = 0;
+    fc.assert(fc.property(clusterArb, fc.array(eventArb, { maxLength: 10 }), (start, events) => {
+      let cluster: Cluster = { executors: [...start.executors, ...Array.from({ length: 4 }, (_, i) => ex(`x${i}`))], jobs: start.jobs };
+      let current = allocate(EMPTY_ALLOCATION, cluster);
+      let nextId = 100;
+      for (const event of events) {
+        const exs = [...cluster.executors];
+        const jobs = [...cluster.jobs];
+        let previous = current;
+        if (event.kind === 'leave') for (let k = 0; k < event.count && exs.length; k += 1) exs.splice((event.index + k) % exs.length, 1);
+        else if (event.kind === 'drain' && exs.length) { const i = event.index % exs.length; exs[i] = { ...exs[i]!, noTraffic: !exs[i]!.noTraffic }; }
+        else if (event.kind === 'join') exs.push(ex(`e${nextId++}`, { handlers: event.handlers, tags: event.tags }));
+        else if (event.kind === 'resize' && jobs.length) { const i = event.index % jobs.length; jobs[i] = { ...jobs[i]!, shardingTotalCount: event.total }; }
+        else if (event.kind === 'edit' && jobs.length) {
+          // A hand-written entry (what the allocator reads back from ZooKeeper), then an executor leaves.
+          const name = jobs[event.index % jobs.length]!.name;
+          const entry = current.jobs[name] ?? { items: {}, unassigned: [] };
+          const holders = Object.keys(entry.items);
+          const first = holders[0];
+          const edited: JobAllocation = { items: { ...entry.items }, unassigned: [...entry.unassigned] };
+          if (event.how === 'unsorted' && first) edited.items[first] = [...entry.items[first]!, -0].reverse();
+          if (event.how === 'twice' && first) edited.items[first] = [...entry.items[first]!, ...entry.items[first]!];
+          if (event.how === 'beyond' && first) edited.items[first] = [...entry.items[first]!, 99];
+          if (event.how === 'stranger' && first) edited.items.nobody = [0];
+          if (event.how === 'empty' && first) edited.items[first] = [];
+          if (event.how === 'unassigned') edited.unassigned.push({ item: 0, reason: 'no-eligible-executor' });
+          if (event.how === 'reversed') edited.items = Object.fromEntries(Object.entries(entry.items).reverse());
+          if (event.how === 'moved' && first && holders[1]) { edited.items[holders[1]] = [...entry.items[holders[1]]!, ...entry.items[first]!].sort((a, b) => a - b); delete edited.items[first]; }
+          if (event.how === 'copied' && first && holders[1]) edited.items[holders[1]] = [...entry.items[first]!];
+          const idle = exs.find((e) => !(e.name in entry.items))?.name;
+          if (event.how === 'blank' && idle) edited.items = Object.fromEntries([...Object.entries(entry.items), [idle, []]].sort(([a], [b]) => (a < b ? -1 : 1)));
+          previous = { members: current.members, jobs: { ...current.jobs, [name]: edited } };
+          // The one that leaves holds none of the edited job's shards, if there is such an executor.
+          const bystander = exs.findIndex((e) => !(e.name in edited.items));
+          if (exs.length) exs.splice(bystander >= 0 ? bystander : event.index % exs.length, 1);
+        }
+        cluster = { executors: exs, jobs };
+        const next = allocate(previous, cluster);
+        // As JSON: the same entries, and their executors in the same order.
+        expect(JSON.stringify(next)).toBe(JSON.stringify(allocate(previous, cluster, { everyJob: true })));
+        assertValid(next, cluster);
+        for (const [name, entry] of Object.entries(next.jobs)) if (entry === previous.jobs[name]) shortcuts += 1;
+        current = next;
+      }
+    }), { numRuns: 400 });
+    // The shortcut was taken (an entry kept as the same object), not only the long way round.
+    expect(shortcuts).toBeGreaterThan(100);
+  });
+
+  it('a leave fills a candidate that holds none when every candidate should hold one (a hand-edited entry is not kept as it is)', () => {
+    const cluster: Cluster = { executors: [ex('a'), ex('b'), ex('c')], jobs: [job('j', { shardingTotalCount: 4 }), job('k', { shardingTotalCount: 1 })] };
+    const previous: Allocation = { members: ['a', 'b', 'c', 'd'], jobs: { j: { items: { a: [0, 1], b: [2, 3] }, unassigned: [] }, k: { items: { c: [0] }, unassigned: [] } } };
+    const next = allocate(previous, cluster);
+    expect(next.jobs.j!.items).toEqual({ a: [0, 1], b: [2], c: [3] });
+    expect(next.jobs.k).toBe(previous.jobs.k); // untouched: kept as it was
+    expect(next).toEqual(allocate(previous, cluster, { everyJob: true }));
   });
 
   it('with no constraints, max − min executor load ≤ the largest shard weight', () => {

@@ -29,6 +29,8 @@
  * - `localMode`: exactly one shard per candidate executor (items numbered from 0, sticky per executor).
  * - Disabled jobs get no shards. Every shard of an enabled job is either assigned to exactly one
  *   candidate or reported unassigned with the reason.
+ * - A round in which executors only left works through only the jobs that lost shards (step 0): the
+ *   others are kept as they were, which is what the full steps would give (tested both ways).
  * Not guaranteed: total balance after a leave (it is what moving only the leaver's shards allows;
  * the next join or a requested reshard evens it out), nor with constraints (preferList, handlers).
  */
@@ -63,6 +65,8 @@ export interface AllocateOptions {
   rebalance?: boolean;
   /** A requested reshard of these jobs only: rebalance their shards towards every executor. */
   rebalanceJobs?: readonly string[];
+  /** Work every job through, even in a round where executors only left (tests compare both ways). */
+  everyJob?: boolean;
 }
 
 /** An empty allocation (the first round's `previous`). */
@@ -163,17 +167,41 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
     return hit;
   };
 
+  // 0. A round in which executors only left (a failover, a drain): a job whose shards all stay where
+  //    they are, already spread over its candidates, would be kept shard for shard by the steps
+  //    below (kept in 1, untouched in 2, no rebalancing in 3 after a leave), so its entry is taken
+  //    as it is and only the jobs that lost shards are worked through — at 10,000 jobs that is the
+  //    leaver's few hundred. Not with a heavy job (isolation reads every job). allocate.test.ts
+  //    checks both ways agree.
+  const previousMembers = new Set(previous.members);
+  const left = previous.members.some((m) => { const e = index.get(m); return e === undefined || executors[e]!.noTraffic; });
+  const joined = traffic.some((e) => !previousMembers.has(names[e]!));
+  const kept = new Map<string, JobAllocation>();
+  let seen: Int32Array | undefined;
+  let stamp = 0;
+  if (left && !joined && !options.everyJob && !options.rebalance && !(options.rebalanceJobs && options.rebalanceJobs.length > 0) && !hasHeavyJob(jobs, candidatesOf)) {
+    let largest = 0;
+    for (const job of jobs) if (job.shardingTotalCount > largest) largest = job.shardingTotalCount;
+    seen = new Int32Array(largest);
+  }
+
   // 1. Keep every shard that may stay where it is.
   for (const job of jobs) {
     if (!job.enabled) continue;
     const c = candidatesOf(job);
+    const before = previous.jobs[job.name];
+    if (seen && before && keptAsIs(before, job, c.isCandidate, c.candidates.length, index, seen, (stamp += 1))) {
+      kept.set(job.name, before);
+      for (const executor in before.items) load[index.get(executor)!]! += job.loadLevel * before.items[executor]!.length;
+      continue;
+    }
     const state: JobState = { job, weight: job.loadLevel, candidates: c.candidates, isCandidate: c.isCandidate, reason: c.reason, owner: new Map(), load: new Float64Array(n), count: new Int32Array(n), floor: 0 };
     states.set(job.name, state);
-    const before = previous.jobs[job.name]?.items ?? {};
-    for (const executor of Object.keys(before).sort(byName)) {
+    const placedBefore = before?.items ?? {};
+    for (const executor of Object.keys(placedBefore).sort(byName)) {
       const e = index.get(executor);
       if (e === undefined || !state.isCandidate[e]) continue;
-      const items = [...(before[executor] ?? [])].sort((a, b) => a - b);
+      const items = [...(placedBefore[executor] ?? [])].sort((a, b) => a - b);
       for (const item of job.localMode ? items.slice(0, 1) : items) {
         if (!Number.isInteger(item) || item < 0 || state.owner.has(item)) continue;
         if (!job.localMode && item >= job.shardingTotalCount) continue;
@@ -187,11 +215,12 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   //    heavy job's shard (isolation), then to those already holding that many (stickiness), then
   //    to the least total load; excess shards are shed and every missing item goes to a candidate
   //    below its target. A job whose shards already meet this is not touched.
-  const kept = placed;
+  const keptPlaced = placed;
   let heavy: JobState | undefined;
   {
     let sum = 0;
-    for (const st of states.values()) sum += st.weight;
+    // Every enabled job counts, the jobs kept as they were (step 0) too.
+    for (const job of jobs) if (job.enabled) sum += job.loadLevel;
     for (const st of states.values()) {
       if (!st.job.localMode && st.candidates.length > 0 && st.weight > sum - st.weight) heavy = st;
     }
@@ -265,11 +294,10 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
     fill(st, target);
   }
 
-  const forced = placed > kept;
+  const forced = placed > keptPlaced;
 
   // 3. Rebalance towards joiners (or everyone, on a requested reshard).
-  const members = new Set(previous.members);
-  const joiners = options.rebalance ? traffic : traffic.filter((e) => !members.has(names[e]!));
+  const joiners = options.rebalance ? traffic : traffic.filter((e) => !previousMembers.has(names[e]!));
   if (joiners.length > 0) rebalance(joiners, traffic, load, held, states, heavy, own, disown);
   if (options.rebalanceJobs && options.rebalanceJobs.length > 0) {
     rebalance(traffic, traffic, load, held, states, heavy, own, disown, new Set(options.rebalanceJobs));
@@ -278,7 +306,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   //     min load above the largest shard weight: moves between any executors that keep every job
   //     spread, only across gaps larger than that weight, so it stops as soon as the bound holds.
   let maxWeight = 0;
-  for (const st of states.values()) if (st.weight > maxWeight) maxWeight = st.weight;
+  for (const job of jobs) if (job.enabled && job.loadLevel > maxWeight) maxWeight = job.loadLevel;
   let hi = Number.NEGATIVE_INFINITY;
   let lo = Number.POSITIVE_INFINITY;
   for (const e of traffic) {
@@ -289,14 +317,17 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   // needs more); total balance is then the best those moves allow, until the next join or reshard.
   // A join repairs too when it forced no placement (every job has fewer shards than executors):
   // otherwise a leave's imbalance would outlive it.
-  const left = previous.members.some((m) => !traffic.some((e) => names[e] === m));
-  const joined = traffic.some((e) => !members.has(names[e]!));
   if ((forced || joined) && !left && hi - lo > maxWeight) rebalance(traffic, traffic, load, held, states, heavy, own, disown, undefined, maxWeight, new Set());
 
   // 4. The output, in a canonical order (executor indexes ascend with names).
   const out: Allocation = { members: traffic.map((e) => names[e]!), jobs: {} };
   for (const job of jobs) {
     const st = states.get(job.name);
+    const asIs = kept.get(job.name);
+    if (asIs) {
+      out.jobs[job.name] = asIs;
+      continue;
+    }
     if (!st) {
       out.jobs[job.name] = { items: {}, unassigned: [] };
       continue;
@@ -378,6 +409,49 @@ function rebalance(
     }
     if (!moved) return moves;
   }
+}
+
+/** True when an enabled job would be the round's heavy job (see the module header): isolation then concerns every job. */
+function hasHeavyJob(jobs: readonly ClusterJob[], candidatesOf: (job: ClusterJob) => { candidates: readonly number[] }): boolean {
+  let sum = 0;
+  for (const job of jobs) if (job.enabled) sum += job.loadLevel;
+  for (const job of jobs) {
+    if (job.enabled && !job.localMode && job.loadLevel > sum - job.loadLevel && candidatesOf(job).candidates.length > 0) return true;
+  }
+  return false;
+}
+
+/**
+ * True when a job's previous entry is what {@link allocate}'s steps would output for it unchanged:
+ * in canonical form (executors in name order, each with its items ascending, no item twice, none
+ * out of range, nothing unassigned), every holder a candidate, and the shards spread over the `m`
+ * candidates (each holds ⌊T/m⌋ or one more; a candidate with none only when ⌊T/m⌋ is 0).
+ * `seen` is scratch space of at least T entries; `stamp` differs from every earlier call's.
+ */
+function keptAsIs(before: JobAllocation, job: ClusterJob, isCandidate: Uint8Array, m: number, index: ReadonlyMap<string, number>, seen: Int32Array, stamp: number): boolean {
+  if (job.localMode || m === 0 || before.unassigned.length > 0) return false;
+  const total = job.shardingTotalCount;
+  const floor = Math.floor(total / m);
+  const most = floor + (total > floor * m ? 1 : 0);
+  let holders = 0;
+  let count = 0;
+  let last: string | undefined;
+  for (const executor in before.items) {
+    const e = index.get(executor);
+    if (e === undefined || !isCandidate[e] || (last !== undefined && !(last < executor))) return false;
+    last = executor;
+    const items = before.items[executor]!;
+    if (items.length === 0 || items.length < floor || items.length > most) return false;
+    let previousItem = -1;
+    for (const item of items) {
+      if (!Number.isInteger(item) || item <= previousItem || item >= total || seen[item] === stamp) return false;
+      seen[item] = stamp;
+      previousItem = item;
+    }
+    holders += 1;
+    count += items.length;
+  }
+  return count === total && (floor === 0 || holders === m);
 }
 
 /**
