@@ -3,7 +3,7 @@
  * Node process) and their log events; memory figures from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -85,6 +85,7 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
   started.catch(() => undefined);
   // ORRERY_BENCH_HOST_LOGS=DIR: every line of every host to DIR/host-<pid>.log (for looking into a run).
   const logDir = process.env.ORRERY_BENCH_HOST_LOGS;
+  if (logDir) mkdirSync(logDir, { recursive: true });
   const logFile = logDir ? createWriteStream(join(logDir, `host-${child.pid}.log`)) : undefined;
   if (logFile) child.once('close', () => logFile.end());
   const onLine = (line: string): void => {
