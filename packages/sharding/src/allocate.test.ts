@@ -221,9 +221,9 @@ describe('allocate — properties', () => {
     }), { numRuns: 200 });
   });
 
-  it('a round in which executors only left keeps the untouched jobs as they were, exactly as working every job through would (also from hand-edited entries)', () => {
+  it('a round in which executors only left keeps the untouched jobs as they were, exactly as working every job through would (also with reshard requests, and from hand-edited entries)', () => {
     const eventArb = fc.oneof(
-      { weight: 3, arbitrary: fc.record({ kind: fc.constant('leave' as const), index: fc.nat(), count: fc.integer({ min: 1, max: 3 }) }) },
+      { weight: 3, arbitrary: fc.record({ kind: fc.constant('leave' as const), index: fc.nat(), count: fc.integer({ min: 1, max: 3 }), reshard: fc.array(fc.nat(9), { maxLength: 3 }) }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('drain' as const), index: fc.nat() }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('join' as const), handlers: fc.subarray(HANDLERS), tags: fc.subarray(TAGS) }) },
       { weight: 1, arbitrary: fc.record({ kind: fc.constant('resize' as const), index: fc.nat(), total: fc.integer({ min: 0, max: 12 }) }) },
@@ -266,9 +266,11 @@ describe('allocate — properties', () => {
           if (exs.length) exs.splice(bystander >= 0 ? bystander : event.index % exs.length, 1);
         }
         cluster = { executors: exs, jobs };
-        const next = allocate(previous, cluster);
+        // Job leaders ask for a reshard of the jobs whose assignment names the leaver (and of others).
+        const rebalanceJobs = event.kind === 'leave' ? event.reshard.map((i) => `j${i}`) : [];
+        const next = allocate(previous, cluster, { rebalanceJobs });
         // As JSON: the same entries, and their executors in the same order.
-        expect(JSON.stringify(next)).toBe(JSON.stringify(allocate(previous, cluster, { everyJob: true })));
+        expect(JSON.stringify(next)).toBe(JSON.stringify(allocate(previous, cluster, { rebalanceJobs, everyJob: true })));
         assertValid(next, cluster);
         for (const [name, entry] of Object.entries(next.jobs)) if (entry === previous.jobs[name]) shortcuts += 1;
         current = next;

@@ -171,15 +171,18 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   //    they are, already spread over its candidates, would be kept shard for shard by the steps
   //    below (kept in 1, untouched in 2, no rebalancing in 3 after a leave), so its entry is taken
   //    as it is and only the jobs that lost shards are worked through — at 10,000 jobs that is the
-  //    leaver's few hundred. Not with a heavy job (isolation reads every job). allocate.test.ts
-  //    checks both ways agree.
+  //    leaver's few hundred (and those whose reshard is requested: job leaders ask for one when an
+  //    assignment names the dead executor). Not with a heavy job (isolation reads every job).
+  //    allocate.test.ts checks both ways agree.
   const previousMembers = new Set(previous.members);
   const left = previous.members.some((m) => { const e = index.get(m); return e === undefined || executors[e]!.noTraffic; });
   const joined = traffic.some((e) => !previousMembers.has(names[e]!));
   const kept = new Map<string, JobAllocation>();
   let seen: Int32Array | undefined;
   let stamp = 0;
-  if (left && !joined && !options.everyJob && !options.rebalance && !(options.rebalanceJobs && options.rebalanceJobs.length > 0) && !hasHeavyJob(jobs, candidatesOf)) {
+  // A job whose reshard is requested is worked through (its rebalancing moves only its own shards).
+  const requested = new Set(options.rebalanceJobs ?? []);
+  if (left && !joined && !options.everyJob && !options.rebalance && !hasHeavyJob(jobs, candidatesOf)) {
     let largest = 0;
     for (const job of jobs) if (job.shardingTotalCount > largest) largest = job.shardingTotalCount;
     seen = new Int32Array(largest);
@@ -190,7 +193,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
     if (!job.enabled) continue;
     const c = candidatesOf(job);
     const before = previous.jobs[job.name];
-    if (seen && before && keptAsIs(before, job, c.isCandidate, c.candidates.length, index, seen, (stamp += 1))) {
+    if (seen && before && !requested.has(job.name) && keptAsIs(before, job, c.isCandidate, c.candidates.length, index, seen, (stamp += 1))) {
       kept.set(job.name, before);
       for (const executor in before.items) load[index.get(executor)!]! += job.loadLevel * before.items[executor]!.length;
       continue;
@@ -299,8 +302,8 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   // 3. Rebalance towards joiners (or everyone, on a requested reshard).
   const joiners = options.rebalance ? traffic : traffic.filter((e) => !previousMembers.has(names[e]!));
   if (joiners.length > 0) rebalance(joiners, traffic, load, held, states, heavy, own, disown);
-  if (options.rebalanceJobs && options.rebalanceJobs.length > 0) {
-    rebalance(traffic, traffic, load, held, states, heavy, own, disown, new Set(options.rebalanceJobs));
+  if (requested.size > 0) {
+    rebalance(traffic, traffic, load, held, states, heavy, own, disown, requested);
   }
   // 3b. Repair total balance where forced placements (a leave, a drain, a config change) left max −
   //     min load above the largest shard weight: moves between any executors that keep every job
