@@ -289,6 +289,16 @@ describe('allocate — properties', () => {
     expect(next).toEqual(allocate(previous, cluster, { everyJob: true }));
   });
 
+  it('a leave with a job named after an Object.prototype member that has no entry yet (new, or its node unreadable)', () => {
+    const cluster: Cluster = { executors: [ex('a'), ex('b')], jobs: [job('constructor', { shardingTotalCount: 2 }), job('toString', { shardingTotalCount: 1 })] };
+    const previous: Allocation = { members: ['a', 'b', 'c'], jobs: { toString: { items: { a: [0] }, unassigned: [] } } };
+    const next = allocate(previous, cluster);
+    const entry = (name: string) => (Object.hasOwn(next.jobs, name) ? next.jobs[name] : undefined);
+    expect(entry('constructor')?.items).toEqual({ a: [0], b: [1] });
+    expect(entry('toString')).toBe(previous.jobs['toString' as string]);
+    expect(next).toEqual(allocate(previous, cluster, { everyJob: true }));
+  });
+
   it('with no constraints, max − min executor load ≤ the largest shard weight', () => {
     fc.assert(fc.property(plainArb, (cluster) => {
       const a = allocate(EMPTY_ALLOCATION, cluster);

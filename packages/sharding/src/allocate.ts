@@ -192,7 +192,8 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   for (const job of jobs) {
     if (!job.enabled) continue;
     const c = candidatesOf(job);
-    const before = previous.jobs[job.name];
+    // Own entries only: a job may be named after an Object.prototype member (`constructor`).
+    const before = Object.hasOwn(previous.jobs, job.name) ? previous.jobs[job.name] : undefined;
     if (seen && before && !requested.has(job.name) && keptAsIs(before, job, c.isCandidate, c.candidates.length, index, seen, (stamp += 1))) {
       kept.set(job.name, before);
       for (const executor in before.items) load[index.get(executor)!]! += job.loadLevel * before.items[executor]!.length;

@@ -118,7 +118,8 @@ describe('createJobPageMemo', () => {
     { weight: 4, arbitrary: fc.record({ kind: fc.constant('ask' as const), query }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('touch' as const), job: fc.integer({ min: 0, max: 40 }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), job: fc.integer({ min: 0, max: 199 }) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('time' as const), ms: fc.integer({ min: 1, max: 120_000 }) }) },
+    // Mostly forwards; now and then the wall clock steps back.
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('time' as const), ms: fc.integer({ min: -90_000, max: 120_000 }) }) },
   );
 
   it('sends exactly what a fresh render would, whatever changed in between (property)', () => {
@@ -165,5 +166,35 @@ describe('createJobPageMemo', () => {
     ask({ limit: 10, state: 'enabled' });
     ask({ limit: 10, state: 'enabled' });
     expect(renders).toBe(7); // a state filter reads every job: never from the memo
+  });
+
+  it('renders again when the wall clock steps back past a fire time', () => {
+    const m = mutableCache(200);
+    const memo = createJobPageMemo();
+    const schedules = createScheduleMemo();
+    const at = (t: number) => memo.body(m.cache, 'ns', { limit: 10 }, schedules, t, JSON.stringify);
+    const later = NOW + 5.5 * 60_000; // job-00004 (minute 4) next fires at 01:04
+    const back = NOW + 3.5 * 60_000; // … and from here at 00:04
+    at(later);
+    expect(at(back)).toBe(JSON.stringify(listJobPage(m.cache, 'ns', { limit: 10 }, createScheduleMemo(), back)));
+  });
+
+  it('keeps at most its size in characters: a page larger than that is rendered every time', () => {
+    const m = mutableCache(200);
+    const memo = createJobPageMemo(256, 3_000);
+    const schedules = createScheduleMemo();
+    let renders = 0;
+    const render = (page: unknown) => { renders += 1; return JSON.stringify(page); };
+    const ask = (q: JobListQuery) => memo.body(m.cache, 'ns', q, schedules, NOW, render);
+    ask({ limit: 1 });
+    ask({ limit: 1 });
+    expect(renders).toBe(1);
+    ask({ limit: 50 }); // about 30,000 characters: never kept
+    ask({ limit: 50 });
+    expect(renders).toBe(3);
+    ask({ limit: 2 });
+    ask({ limit: 3 }); // over 3,000 with the others: the memo starts again
+    ask({ limit: 1 });
+    expect(renders).toBe(6);
   });
 });

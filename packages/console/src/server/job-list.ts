@@ -306,6 +306,12 @@ export function listJobPage(cache: ListCache, namespace: string, query: JobListQ
 
 /** How many pages a {@link JobPageMemo} keeps before it starts again. */
 export const JOB_PAGE_MEMO_SIZE = 256;
+/**
+ * How many characters of rendered pages it keeps before it starts again: a page of 500 jobs with
+ * long descriptions runs to megabytes, and any viewer can ask for 256 different ones — the memo must
+ * not be the way to fill the console's heap.
+ */
+export const JOB_PAGE_MEMO_CHARS = 8_000_000;
 
 /**
  * A memo of rendered list pages (the body as sent). Many clients polling the same page (every open
@@ -315,8 +321,10 @@ export const JOB_PAGE_MEMO_SIZE = 256;
  *   until a job is added, removed or regrouped), so the same names match;
  * - every job of the page has the same view (the cache builds a job's view anew when any of its
  *   nodes changes: config, assignment, a shard);
- * - and no job of the page has reached its next fire time (the one figure that moves with the clock).
- * A state filter reads every job of the namespace, so its pages are rendered every time.
+ * - and no job of the page has reached its next fire time (the one figure that moves with the clock),
+ *   nor has the clock gone back before the render.
+ * A state filter reads every job of the namespace, so its pages are rendered every time. Bounded by
+ * {@link JOB_PAGE_MEMO_SIZE} pages and {@link JOB_PAGE_MEMO_CHARS} characters.
  */
 export interface JobPageMemo {
   /** The page's body: from the memo, or rendered (`render`, the route's serializer) and kept. */
@@ -324,8 +332,9 @@ export interface JobPageMemo {
 }
 
 /** Creates an empty memo. */
-export function createJobPageMemo(size = JOB_PAGE_MEMO_SIZE): JobPageMemo {
-  const pages = new Map<string, { source: readonly string[]; names: readonly string[]; jobs: ReadonlyArray<CachedJob | undefined>; until: number; body: string }>();
+export function createJobPageMemo(size = JOB_PAGE_MEMO_SIZE, chars = JOB_PAGE_MEMO_CHARS): JobPageMemo {
+  const pages = new Map<string, { source: readonly string[]; names: readonly string[]; jobs: ReadonlyArray<CachedJob | undefined>; from: number; until: number; body: string }>();
+  let held = 0;
   return {
     body(cache, namespace, query, schedules, now, render) {
       const byState = query.state !== undefined || (query.group !== undefined && cache.jobNamesInGroup === undefined);
@@ -333,15 +342,24 @@ export function createJobPageMemo(size = JOB_PAGE_MEMO_SIZE): JobPageMemo {
       const key = JSON.stringify([namespace, query.name ?? null, query.group ?? null, query.limit ?? null, query.offset ?? null, query.cursor ?? null]);
       const source = query.group === undefined ? cache.jobNames(namespace) : cache.jobNamesInGroup!(namespace, query.group);
       const hit = pages.get(key);
-      if (hit && hit.source === source && now < hit.until && hit.names.every((name, i) => cache.job(namespace, name) === hit.jobs[i])) return hit.body;
+      if (hit && hit.source === source && now >= hit.from && now < hit.until && hit.names.every((name, i) => cache.job(namespace, name) === hit.jobs[i])) return hit.body;
       const selection = selectPage(cache, namespace, query);
       const jobs = selection.names.map((name) => cache.job(namespace, name));
       const page = pageOf(selection, jobs, query, schedules, now);
       let until = Number.POSITIVE_INFINITY;
       for (const item of page.items) if (!item.broken && item.nextFireTime !== null && item.nextFireTime < until) until = item.nextFireTime;
       const body = render(page);
-      if (!pages.has(key) && pages.size >= size) pages.clear();
-      pages.set(key, { source: selection.source, names: selection.names, jobs, until, body });
+      if (hit) held -= hit.body.length;
+      if (body.length > chars) {
+        pages.delete(key);
+        return body;
+      }
+      if ((!hit && pages.size >= size) || held + body.length > chars) {
+        pages.clear();
+        held = 0;
+      }
+      pages.set(key, { source: selection.source, names: selection.names, jobs, from: now, until, body });
+      held += body.length;
       return body;
     },
   };
