@@ -197,6 +197,28 @@ describe('orrery-sharding', () => {
     expect(after.size).toBe(20);
   });
 
+  it('runs the round for an executor\'s loss after a short quiet, not the debounce', async () => {
+    const { root, zk } = await setup('alloc-loss-quiet', [shell('a', 6)]);
+    for (const e of ['e1', 'e2']) await executor(root, e);
+    const victim = await executor(root, 'e3', { viaProxy: true });
+    const port = await freePort();
+    // A debounce of 3 s: every other round waits for it, up to the 1 s cap on a burst; the loss's must not.
+    const p = startProcess('orrery-sharding', ['--zk', zkConnect, '--root', root, '--http-port', String(port), '--http-host', '127.0.0.1', '--session-timeout', '2', '--debounce-ms', '3000']);
+    await p.waitForLine(/"allocator started"/);
+    await eventually(async () => expect((await readJson(zk, paths.namespaceSharding(NS), checkShardingState))?.value.members).toEqual(['e1', 'e2', 'e3']), { timeoutMs: 20_000 });
+    await forceExpireSession(victim.zk, proxy, zkConnect);
+    const round = await eventually(() => {
+      const line = p.lines.find((l) => l.includes('"msg":"allocation written"') && l.includes('"members":2'));
+      if (!line) throw new Error('no round without e3 yet');
+      return JSON.parse(line) as { steps: { waitMs: number } };
+    }, { timeoutMs: 20_000 });
+    expect(p.lines.some((l) => l.includes('"msg":"executor lost (') && l.includes('"executor":"e3"'))).toBe(true);
+    // From the loss to the round's start: the 25 ms quiet (and the machine's scheduling), not the
+    // 1,000 ms a debounced burst waits here.
+    expect(round.steps.waitMs).toBeLessThan(600);
+    expect([...(await owners(zk, ['a'])).values()]).not.toContain('e3');
+  });
+
   it('coalesces a burst of 20 joins into a handful of rounds', async () => {
     const { root, zk } = await setup('alloc-burst', [shell('a', 44), shell('b', 22)]);
     await executor(root, 'e00');

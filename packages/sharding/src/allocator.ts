@@ -7,8 +7,8 @@
  * - It mirrors, per namespace, only what allocation depends on: namespace nodes, job configs (one
  *   data watch per job; no child watch), executor presence and meta. Reshard requests are watched
  *   under `/sharding/requests`.
- * - Events mark namespaces dirty; rounds are debounced (`debounceMs` of quiet, at most `maxDelayMs`
- *   after the first event) and coalesced, one at a time.
+ * - Events mark namespaces dirty; rounds are debounced (`debounceMs` of quiet — `lossQuietMs` once an
+ *   executor is lost — at most `maxDelayMs` after the first event) and coalesced, one at a time.
  * - A new leader reads the last written assignments and members from ZooKeeper first (sticky): if
  *   nothing changed it writes nothing.
  * - A round writes only the jobs whose assignment changed (new epoch), then the affected executors'
@@ -90,6 +90,12 @@ export interface AllocatorOptions {
   debounceMs?: number;
   /** A round starts at most this long after the first event of a burst, in ms. Default 1000. */
   maxDelayMs?: number;
+  /**
+   * Quiet time before a round that an executor's loss asked for, in ms (at most `debounceMs`).
+   * Default 25: the lost executor's shards run nowhere until that round, and sessions that expire
+   * together (one ZooKeeper tick) lose their presences within milliseconds of each other.
+   */
+  lossQuietMs?: number;
   /** Alarm when a shard of an enabled job is unassigned this long, in ms. Default 30 000. */
   alarmAfterMs?: number;
   /** How alarms are POSTed (tests). Default: core's `fetchAlarmPost`. */
@@ -140,6 +146,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
   const id = options.id ?? `${hostname()}:${process.pid}`;
   const debounceMs = options.debounceMs ?? 150;
   const maxDelayMs = options.maxDelayMs ?? 1000;
+  const lossQuietMs = Math.min(options.lossQuietMs ?? 25, debounceMs);
   const alarmAfterMs = options.alarmAfterMs ?? 30_000;
   const now = options.now ?? Date.now;
   const emitter = createEmitter<AllocatorEvents>((e) => logger.error({ err: e }, 'event listener failed'));
@@ -180,15 +187,19 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     schedule();
   }
 
+  /** An executor was lost since the last round was scheduled: the burst's quiet is `lossQuietMs`. */
+  let lossPending = false;
+
   function schedule(): void {
     if (!isLeaderNow()) return;
     const t = now();
     burstStartedAt ??= t;
-    const wait = Math.max(0, Math.min(debounceMs, burstStartedAt + maxDelayMs - t));
+    const wait = Math.max(0, Math.min(lossPending ? lossQuietMs : debounceMs, burstStartedAt + maxDelayMs - t));
     if (timer) clearTimeout(timer);
     timer = setTimeout(() => {
       timer = undefined;
       burstStartedAt = undefined;
+      lossPending = false;
       runRounds();
     }, wait);
   }
@@ -675,6 +686,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     if (timer) clearTimeout(timer);
     timer = undefined;
     burstStartedAt = undefined;
+    lossPending = false;
     logger.warn({ reason }, 'no longer the allocator leader');
     emitter.emit('leader:lost', { reason });
   }
@@ -737,6 +749,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
     const leaving = leavingByPresence.get(path);
     leavingByPresence.delete(path);
     if (leaving !== false || !isLeaderNow()) return;
+    lossPending = true; // the round this event asks for (onCacheEvent marks the namespace next) comes sooner
     logger.warn({ namespace, executor }, 'executor lost (its session ended without a graceful leave)');
     emitter.emit('executor:lost', { namespace, executor });
     const settings = alarmSettings(namespace);
