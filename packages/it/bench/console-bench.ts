@@ -270,30 +270,29 @@ async function apiToken(url: string): Promise<string> {
 type Route = 'list-name' | 'list-group' | 'detail';
 
 /**
+ * One GET whose path is `path(i)` for i striding through [0, count): a stride coprime with the count
+ * visits every i, in no order a cache (or the console's memo of pages) could favour.
+ */
+export function strideRequests(count: number, path: (i: number) => string): AutocannonRequest[] {
+  let next = 0;
+  return [{
+    method: 'GET',
+    setupRequest: (request) => {
+      next = (next + 7919) % count;
+      return { ...request, path: path(next) };
+    },
+  }];
+}
+
+/**
  * The phase's requests: a filtered list page at a different offset each request (more pages than the
  * console keeps rendered, so each is rendered: the cost of a list, not of its memo), or the detail of
  * a different job each time.
  */
 function routeRequests(route: Route, names: readonly string[], matching: number): AutocannonRequest[] {
-  // A stride coprime with the count visits every page or job, in no order the console could favour.
-  let next = 0;
-  if (route !== 'detail') {
-    const pages = Math.max(1, matching - 50);
-    return [{
-      method: 'GET',
-      setupRequest: (request) => {
-        next = (next + 7919) % pages;
-        return { ...request, path: `${listPath(LIST_FILTERS[route === 'list-name' ? 'name' : 'group'])}&offset=${next}` };
-      },
-    }];
-  }
-  return [{
-    method: 'GET',
-    setupRequest: (request) => {
-      next = (next + 7919) % names.length;
-      return { ...request, path: `/api/v1/namespaces/${NS}/jobs/${names[next]}` };
-    },
-  }];
+  if (route === 'detail') return strideRequests(names.length, (i) => `/api/v1/namespaces/${NS}/jobs/${names[i]}`);
+  const list = listPath(LIST_FILTERS[route === 'list-name' ? 'name' : 'group']);
+  return strideRequests(Math.max(1, matching - 50), (offset) => `${list}&offset=${offset}`);
 }
 
 interface Counters { packets: number; session: number | undefined; cpuTicks: number; at: number }

@@ -19,8 +19,9 @@
  *   that starved the embedded instances into self-fencing. The console is started before they fire
  *   (loading the tree under that load took minutes). Then, with every job firing: the
  *   transaction window; the console's paged job list under 10 concurrent clients
- *   (autocannon: the first page, and a different page each request); a config change made through the console API until every executor holding the
- *   job logs `job schedule changed` (their pino times); kill -9 failover of a real `orrery-executor`
+ *   (autocannon: the first page, and a different page each request); a config change made through
+ *   the console API until every executor holding the job logs `job schedule changed` (their pino
+ *   times); kill -9 failover of a real `orrery-executor`
  *   process, alone (its fence guard closes its session) and with its guard and job (the session
  *   expires), until the re-run starts (run ledger), with its steps timed from the kill (presence
  *   gone, new assignment, the allocator's round, the survivor's job leadership, `applied`).
@@ -44,7 +45,7 @@ import { createNamespace, runJobNow, stopJob } from '@orrery/console';
 import { allocate, EMPTY_ALLOCATION, type Cluster } from '@orrery/sharding';
 import { startProcess, type RunningProcess } from '../src/processes.js';
 import { checkLedger, ledgerCommand, readLedger } from '../src/run-ledger.js';
-import { autocannon, pool, type AutocannonRequest } from './console-bench.js';
+import { autocannon, pool, strideRequests, type AutocannonRequest } from './console-bench.js';
 import { machineSeconds } from './cost/proc.js';
 import { distribution, type Distribution } from './executor-bench.js';
 import { descendantsRssMb, parseLogLine, processMemory, renice, startExecutorHost, type ExecutorHost, type LogEvent } from './scale/hosts.js';
@@ -600,20 +601,9 @@ async function apiToken(url: string): Promise<string> {
  * stride through all the jobs, more than the console keeps rendered).
  */
 async function measureConsole(url: string, auth: string, jobs: number, seconds: number): Promise<ConsoleRow[]> {
-  let next = 0;
   const routes: Array<{ route: string; path?: string; requests?: AutocannonRequest[] }> = [
     { route: 'first page of 50 (the same page each request)', path: `/api/v1/namespaces/${NS}/jobs?limit=50` },
-    {
-      route: 'page of 50 after a cursor (a different page each request)',
-      requests: [{
-        method: 'GET',
-        // A stride coprime with the job count visits every cursor, in no order a memo could favour.
-        setupRequest: (request) => {
-          next = (next + 7919) % jobs;
-          return { ...request, path: `/api/v1/namespaces/${NS}/jobs?limit=50&cursor=${jobName(next)}` };
-        },
-      }],
-    },
+    { route: 'page of 50 after a cursor (a different page each request)', requests: strideRequests(jobs, (i) => `/api/v1/namespaces/${NS}/jobs?limit=50&cursor=${jobName(i)}`) },
   ];
   const rows: ConsoleRow[] = [];
   for (const r of routes) {
