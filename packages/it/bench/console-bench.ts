@@ -1,7 +1,8 @@
 /**
  * Console benchmark: a namespace of 10,000 jobs served by a real `orrery-console` process to 10
- * concurrent clients (autocannon) — the job list (a filtered page of 50 at a different offset each
- * request, so each is rendered) and the job detail (a different job each request): latency p50 /
+ * concurrent clients (autocannon) — the job list (a page of 50 after a different cursor each request,
+ * as the scale run asks it, and a filtered page at a different offset each request: each is
+ * rendered) and the job detail (a different job each request): latency p50 /
  * p99 / max and requests/s; ZooKeeper requests per GET in steady state, counted on the server
  * (`mntr`'s `zk_packets_received` around each phase, minus what the console's idle session sends
  * over the same time: its pings); and the console's RSS.
@@ -267,7 +268,7 @@ async function apiToken(url: string): Promise<string> {
   return `Bearer ${((await created.json()) as { token: string }).token}`;
 }
 
-type Route = 'list-name' | 'list-group' | 'detail';
+type Route = 'list-cursor' | 'list-name' | 'list-group' | 'detail';
 
 /**
  * One GET whose path is `path(i)` for i striding through [0, count): a stride coprime with the count
@@ -291,6 +292,7 @@ export function strideRequests(count: number, path: (i: number) => string): Auto
  */
 function routeRequests(route: Route, names: readonly string[], matching: number): AutocannonRequest[] {
   if (route === 'detail') return strideRequests(names.length, (i) => `/api/v1/namespaces/${NS}/jobs/${names[i]}`);
+  if (route === 'list-cursor') return strideRequests(names.length, (i) => `/api/v1/namespaces/${NS}/jobs?limit=50&cursor=${names[i]}`);
   const list = listPath(LIST_FILTERS[route === 'list-name' ? 'name' : 'group']);
   return strideRequests(Math.max(1, matching - 50), (offset) => `${list}&offset=${offset}`);
 }
@@ -353,15 +355,15 @@ export async function runConsoleBench(seconds = 20, cpuProfileDir?: string): Pro
     const loaded = procStats(c.process.pid);
 
     const rows: ConsoleRouteRow[] = [];
-    for (const route of ['list-name', 'list-group', 'detail'] as const) {
-      const requests = routeRequests(route, names, route === 'detail' ? names.length : matches[LIST_FILTERS[route === 'list-name' ? 'name' : 'group']]!);
+    for (const route of ['list-cursor', 'list-name', 'list-group', 'detail'] as const) {
+      const requests = routeRequests(route, names, route === 'detail' || route === 'list-cursor' ? names.length : matches[LIST_FILTERS[route === 'list-name' ? 'name' : 'group']]!);
       await autocannon({ url: c.url, connections: CONSOLE_BENCH_CONNECTIONS, duration: WARMUP_SECONDS, headers, requests });
       const a = await counters(server, c);
       const r = await autocannon({ url: c.url, connections: CONSOLE_BENCH_CONNECTIONS, duration: seconds, headers, requests });
       const b = await counters(server, c);
       const zkPackets = b.packets - a.packets;
       rows.push({
-        route: route === 'detail' ? 'detail: a different job each request' : `list: page of 50, ${LIST_FILTERS[route === 'list-name' ? 'name' : 'group']} (${matches[LIST_FILTERS[route === 'list-name' ? 'name' : 'group']]} match), a different offset each request`,
+        route: route === 'detail' ? 'detail: a different job each request' : route === 'list-cursor' ? 'list: page of 50 after a cursor, no filter, a different page each request' : `list: page of 50, ${LIST_FILTERS[route === 'list-name' ? 'name' : 'group']} (${matches[LIST_FILTERS[route === 'list-name' ? 'name' : 'group']]} match), a different offset each request`,
         p50: r.latency.p50,
         p99: r.latency.p99,
         max: r.latency.max,

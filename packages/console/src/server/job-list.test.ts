@@ -149,23 +149,32 @@ describe('createJobPageMemo', () => {
     const render = (page: unknown) => { renders += 1; return JSON.stringify(page); };
     const ask = (q: JobListQuery, at = NOW) => memo.body(m.cache, 'ns', q, schedules, at, render);
     const first = ask({ limit: 10 });
+    expect(renders).toBe(1);
+    // A page asked once is not kept (a viewer paging through 10,000 jobs would only churn the memo);
+    // asked again, it is.
+    expect(ask({ limit: 10 })).toBe(first);
+    expect(renders).toBe(2);
     expect(ask({ limit: 10 })).toBe(first);
     expect(ask({ limit: 10, name: 'job' })).toBe(ask({ limit: 10, name: 'job' }));
-    expect(renders).toBe(2); // the two queries, once each
+    ask({ limit: 10, name: 'job' });
+    expect(renders).toBe(4); // the two queries, twice each
     m.touch('job-00150', NOW); // not on the page
     ask({ limit: 10 });
-    expect(renders).toBe(2);
+    expect(renders).toBe(4);
     m.touch('job-00004', NOW); // on the page
     expect(ask({ limit: 10 })).not.toBe(first);
-    expect(renders).toBe(3);
+    expect(renders).toBe(5);
+    ask({ limit: 10 });
+    expect(renders).toBe(5); // a page once kept is kept again when it changes
     ask({ limit: 10 }, Date.UTC(2025, 0, 1, 0, 1)); // job-00001 fires at minute 1: its next fire time moves
-    expect(renders).toBe(4);
+    expect(renders).toBe(6);
     m.remove('job-00150'); // the total changes
     ask({ limit: 10 }, Date.UTC(2025, 0, 1, 0, 1));
-    expect(renders).toBe(5);
+    expect(renders).toBe(7);
     ask({ limit: 10, state: 'enabled' });
     ask({ limit: 10, state: 'enabled' });
-    expect(renders).toBe(7); // a state filter reads every job: never from the memo
+    ask({ limit: 10, state: 'enabled' });
+    expect(renders).toBe(10); // a state filter reads every job: never from the memo
   });
 
   it('renders again when the wall clock steps back past a fire time', () => {
@@ -179,6 +188,26 @@ describe('createJobPageMemo', () => {
     expect(at(back)).toBe(JSON.stringify(listJobPage(m.cache, 'ns', { limit: 10 }, createScheduleMemo(), back)));
   });
 
+  it('remembers a bounded number of pages asked only once', () => {
+    const m = mutableCache(200);
+    const memo = createJobPageMemo(2);
+    const schedules = createScheduleMemo();
+    let renders = 0;
+    const render = (page: unknown) => { renders += 1; return JSON.stringify(page); };
+    const ask = (offset: number) => memo.body(m.cache, 'ns', { limit: 1, offset }, schedules, NOW, render);
+    ask(0);
+    ask(0); // asked before: kept
+    ask(0);
+    expect(renders).toBe(2);
+    // 2 pages × 4 keys: the 9th key asked once starts the keys again.
+    for (let offset = 1; offset <= 9; offset += 1) ask(offset);
+    ask(1); // forgotten: asked "once" again, not kept
+    ask(1);
+    expect(renders).toBe(13);
+    ask(1);
+    expect(renders).toBe(13);
+  });
+
   it('keeps at most its size in characters: a page larger than that is rendered every time', () => {
     const m = mutableCache(200);
     const memo = createJobPageMemo(256, 3_000);
@@ -186,15 +215,16 @@ describe('createJobPageMemo', () => {
     let renders = 0;
     const render = (page: unknown) => { renders += 1; return JSON.stringify(page); };
     const ask = (q: JobListQuery) => memo.body(m.cache, 'ns', q, schedules, NOW, render);
+    const twice = (q: JobListQuery) => { ask(q); ask(q); };
+    twice({ limit: 1 });
     ask({ limit: 1 });
-    ask({ limit: 1 });
-    expect(renders).toBe(1);
-    ask({ limit: 50 }); // about 30,000 characters: never kept
+    expect(renders).toBe(2);
+    twice({ limit: 50 }); // about 30,000 characters: never kept
     ask({ limit: 50 });
-    expect(renders).toBe(3);
-    ask({ limit: 2 });
-    ask({ limit: 3 }); // over 3,000 with the others: the memo starts again
+    expect(renders).toBe(5);
+    twice({ limit: 2 });
+    twice({ limit: 3 }); // over 3,000 with the others: the memo starts again
     ask({ limit: 1 });
-    expect(renders).toBe(6);
+    expect(renders).toBe(10);
   });
 });
