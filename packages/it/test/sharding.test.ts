@@ -186,6 +186,10 @@ describe('orrery-sharding', () => {
     await eventually(async () => expect((await readJson(zk, paths.namespaceSharding(NS), checkShardingState))?.value.members).toEqual(['e1', 'e2', 'e3', 'e4']));
     const before = await owners(zk, ['a', 'b']);
     expect([...before.values()].filter((e) => e === 'e4').length).toBe(5);
+    const summaries = async (names: string[]) => Promise.all(names.map(async (e) => (await readJson(zk, paths.executorAssignment(NS, e), checkExecutorAssignment))!));
+    // The first round (everyone joined): the assignments first, then the summaries.
+    const firstAssigned = Math.max(...[...(await assignments(zk, ['a', 'b'])).values()].map((a) => a.mzxid));
+    for (const summary of await summaries(['e1', 'e2', 'e3', 'e4'])) expect(summary.stat.mzxid).toBeGreaterThan(firstAssigned);
 
     await forceExpireSession(victim.zk, proxy, zkConnect);
     await eventually(async () => expect([...(await owners(zk, ['a', 'b'])).values()]).not.toContain('e4'), { timeoutMs: 20_000 });
@@ -195,6 +199,17 @@ describe('orrery-sharding', () => {
       else expect(after.get(shard), shard).toBe(e);
     }
     expect(after.size).toBe(20);
+    // A round in which an executor only left: the gainers' summaries first (a job whose every
+    // holder died needs a survivor's runtime to apply its assignment), naming the epochs then written.
+    const moved = await assignments(zk, ['a', 'b']);
+    const gainers = [...new Set([...before].filter(([, e]) => e === 'e4').map(([shard]) => after.get(shard)!))];
+    for (const [i, summary] of (await summaries(gainers)).entries()) {
+      for (const [job, { value, mzxid }] of moved) {
+        if (!summary.value.jobs[job]) continue;
+        expect(summary.stat.mzxid, `${gainers[i]}'s summary before ${job}'s assignment`).toBeLessThan(mzxid);
+        expect(summary.value.jobs[job]).toEqual({ epoch: value.epoch, items: value.items[gainers[i]!] });
+      }
+    }
   });
 
   it('runs the round for an executor\'s loss after a short quiet, not the debounce', async () => {
