@@ -36,7 +36,11 @@ async function setup(server: ZooKeeperServer, jobs: Array<Record<string, unknown
   await zk.mkdirp(paths.jobs(NS));
   await Promise.all(jobs.map((j) => zk.create(paths.job(NS, String(j.name)), encodeJson(parseJobConfig({ ...j, enabled: false })))));
   const dir = mkdtempSync(join(tmpdir(), `orrery-bench-${label}-`));
-  const executor = startProcess('orrery-executor', ['--zk', server.connectString, '--root', root, '--namespace', NS, '--name', 'bench-1', '--jobs', JOBS_DIR, '--data-dir', join(dir, 'data'), '--log-level', 'warn', '--node-workers', '8'], { ORRERY_CLUSTER_TOKEN: 't' }, { echo: process.env.ORRERY_BENCH_ECHO === '1' });
+  const executor = startProcess('orrery-executor', ['--zk', server.connectString, '--root', root, '--namespace', NS, '--name', 'bench-1', '--jobs', JOBS_DIR, '--data-dir', join(dir, 'data'), '--log-level', 'warn', '--node-workers', '8'], { ORRERY_CLUSTER_TOKEN: 't' }, {
+    echo: process.env.ORRERY_BENCH_ECHO === '1',
+    // ORRERY_BENCH_CPU_PROF=DIR: a V8 CPU profile of each scenario's executor, written to DIR when it stops.
+    ...(process.env.ORRERY_BENCH_CPU_PROF ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${process.env.ORRERY_BENCH_CPU_PROF}`] } : {}),
+  });
   // (Its log level is warn: no "registered" line to wait for — waiting for one cost 60 s a row.)
   await eventually(async () => { if (!(await zk.exists(paths.executorPresence(NS, 'bench-1')))) throw new Error('no presence'); }, { timeoutMs: 60_000 });
   const allocator = startProcess('orrery-sharding', ['--zk', server.connectString, '--root', root, '--log-level', 'warn']);

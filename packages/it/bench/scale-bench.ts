@@ -35,6 +35,7 @@
  * warm worker, where a shell run forks the executor — 500 forks a second of 100-MB processes would
  * take more than this machine's two cores.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -1065,8 +1066,10 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
           p.stopped.add(p.console);
           await p.console.stop(5000);
         }
-        if (o.hostsNice > 0 || o.measureNice > 0) for (const h of p.hosts) renice(h.pid, 0);
+        // The crons are quieted while the hosts are still niced: the writes (and ZooKeeper) come
+        // first for the CPU — at nice 0 the hosts' firing slowed the 20,000 requests to 40–116 s.
         if (!quieted) await setCrons(p, o.jobs, () => QUIET_CRON);
+        if (o.hostsNice > 0 || o.measureNice > 0) for (const h of p.hosts) renice(h.pid, 0);
         // The real executors still running (the last failover victim is not restarted), the rest embedded.
         const keep = new Set([...p.real.keys(), ...embedded.slice(0, o.compareExecutors - p.real.size)]);
         const c1 = Date.now();
@@ -1099,7 +1102,8 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     await zk.close().catch(() => undefined);
     await server.stop();
     const t3 = Date.now();
-    rmSync(dir, { recursive: true, force: true });
+    // Hundreds of thousands of run records: rm(1) deletes them in less than half of rmSync's time.
+    if (spawnSync('rm', ['-rf', dir], { stdio: 'ignore' }).status !== 0) rmSync(dir, { recursive: true, force: true });
     const s = (from: number, to: number): string => ((to - from) / 1000).toFixed(1);
     progress(began, `stopped everything in ${s(t0, Date.now())} s (hosts ${s(t0, t1)}, processes ${s(t1, t2)}, ZooKeeper ${s(t2, t3)}, data dirs ${s(t3, Date.now())})`);
   }
