@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseJobConfig, type ZkStat } from '@orrery/core';
 import type { CachedJob, Parsed } from './console-cache.js';
-import { createJobPageMemo, createScheduleMemo, JOB_STATES, listJobPage, type JobListQuery } from './job-list.js';
+import { createJobPageMemo, createScheduleMemo, JOB_STATES, listJobPage, type JobListPage, type JobListQuery } from './job-list.js';
 
 const stat = (version: number): ZkStat => ({ version, mzxid: 1, czxid: 1, ctime: 0, mtime: 0, cversion: 0, aversion: 0, ephemeralOwner: '0', dataLength: 0, numChildren: 0, pzxid: 1 }) as unknown as ZkStat;
 const NOW = Date.UTC(2025, 0, 1, 0, 0, 0);
@@ -53,6 +53,19 @@ describe('listJobPage', () => {
     expect(page({ state: 'running' }).total).toBe(100);
     expect(page({ state: 'failing' }).total).toBe(200);
     expect(page({ state: 'disabled' }).total + page({ state: 'enabled' }).total + page({ state: 'broken' }).total).toBe(10_000);
+  });
+
+  it('filters names again for a new list of names, and for each filter (its matches are kept per list)', () => {
+    let list = names.slice(0, 100);
+    const c = { jobNames: () => list, job: (_ns: string, name: string) => jobs.get(name) };
+    const matched = (needle: string) => list.filter((n) => n.toLowerCase().includes(needle.toLowerCase()));
+    const ask = (name: string, offset: number) => listJobPage(c, 'ns', { name, limit: 3, offset }, schedules, NOW);
+    for (const [needle, offset] of [['JOB-0001', 0], ['job-0001', 3], ['5', 0], ['JOB-0001', 6], ['5', 9]] as const) {
+      expect(ask(needle, offset)).toMatchObject({ total: matched(needle).length, items: matched(needle).slice(offset, offset + 3).map((name) => ({ name })) });
+    }
+    list = list.filter((n) => n !== 'job-00015' && n !== 'job-00011'); // the cache's new list
+    expect(ask('job-0001', 0)).toMatchObject({ total: 8, items: [{ name: 'job-00010' }, { name: 'job-00012' }, { name: 'job-00013' }] });
+    expect(ask('5', 0).total).toBe(matched('5').length);
   });
 
   it('summarises each job: next fire time when enabled, item states, the last outcomes newest first', () => {
@@ -122,6 +135,15 @@ describe('createJobPageMemo', () => {
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('time' as const), ms: fc.integer({ min: -90_000, max: 120_000 }) }) },
   );
 
+  /**
+   * JSON.stringify, counting the renders of whole pages: a page renders its envelope (no item) once,
+   * and each item not in the memo as a page of one; a state filter's page is rendered whole.
+   */
+  const pageRenders = (count: () => void) => (page: JobListPage) => {
+    if (page.items.length !== 1) count();
+    return JSON.stringify(page);
+  };
+
   it('sends exactly what a fresh render would, whatever changed in between (property)', () => {
     fc.assert(fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
       const m = mutableCache(200);
@@ -146,7 +168,7 @@ describe('createJobPageMemo', () => {
     const memo = createJobPageMemo();
     const schedules = createScheduleMemo();
     let renders = 0;
-    const render = (page: unknown) => { renders += 1; return JSON.stringify(page); };
+    const render = pageRenders(() => { renders += 1; });
     const ask = (q: JobListQuery, at = NOW) => memo.body(m.cache, 'ns', q, schedules, at, render);
     const first = ask({ limit: 10 });
     expect(renders).toBe(1);
@@ -177,6 +199,42 @@ describe('createJobPageMemo', () => {
     expect(renders).toBe(10); // a state filter reads every job: never from the memo
   });
 
+  it('renders each job once while its item holds, whichever page it is on', () => {
+    const m = mutableCache(200);
+    const memo = createJobPageMemo();
+    const schedules = createScheduleMemo();
+    const rendered: string[] = [];
+    const render = (page: JobListPage) => {
+      if (page.items.length === 1) rendered.push(page.items[0]!.name);
+      return JSON.stringify(page);
+    };
+    const ask = (q: JobListQuery, at = NOW) => memo.body(m.cache, 'ns', q, schedules, at, render);
+    const fresh = (q: JobListQuery, at = NOW) => JSON.stringify(listJobPage(m.cache, 'ns', q, createScheduleMemo(), at));
+    expect(ask({ limit: 10 })).toBe(fresh({ limit: 10 }));
+    expect(rendered).toHaveLength(10);
+    // Another page over five of the same jobs: only the five others are rendered.
+    expect(ask({ limit: 10, offset: 5 })).toBe(fresh({ limit: 10, offset: 5 }));
+    expect(rendered.slice(10)).toEqual(['job-00010', 'job-00011', 'job-00012', 'job-00013', 'job-00014']);
+    // A job that changed is rendered again; so is one whose next fire time has come.
+    m.touch('job-00007', NOW);
+    expect(ask({ limit: 3, offset: 6 })).toBe(fresh({ limit: 3, offset: 6 }));
+    expect(rendered.slice(15)).toEqual(['job-00007']);
+    // job-00007 fires at minute 7 (job-00006 is disabled: no fire time; job-00008's is at minute 8).
+    const later = Date.UTC(2025, 0, 1, 0, 7, 30);
+    expect(ask({ limit: 3, offset: 6, name: 'job' }, later)).toBe(fresh({ limit: 3, offset: 6, name: 'job' }, later));
+    expect(rendered.slice(16)).toEqual(['job-00007']);
+  });
+
+  it('renders whole pages for a serializer that does not write the items last', () => {
+    const m = mutableCache(50);
+    const memo = createJobPageMemo();
+    const schedules = createScheduleMemo();
+    const itemsFirst = ({ items, ...rest }: JobListPage) => JSON.stringify({ items, ...rest });
+    for (const q of [{ limit: 5 }, { limit: 5, offset: 2 }, { limit: 5 }, { limit: 5 }]) {
+      expect(memo.body(m.cache, 'ns', q, schedules, NOW, itemsFirst)).toBe(itemsFirst(listJobPage(m.cache, 'ns', q, createScheduleMemo(), NOW)));
+    }
+  });
+
   it('renders again when the wall clock steps back past a fire time', () => {
     const m = mutableCache(200);
     const memo = createJobPageMemo();
@@ -193,7 +251,7 @@ describe('createJobPageMemo', () => {
     const memo = createJobPageMemo(2);
     const schedules = createScheduleMemo();
     let renders = 0;
-    const render = (page: unknown) => { renders += 1; return JSON.stringify(page); };
+    const render = pageRenders(() => { renders += 1; });
     const ask = (offset: number) => memo.body(m.cache, 'ns', { limit: 1, offset }, schedules, NOW, render);
     ask(0);
     ask(0); // asked before: kept
@@ -213,7 +271,7 @@ describe('createJobPageMemo', () => {
     const memo = createJobPageMemo(256, 3_000);
     const schedules = createScheduleMemo();
     let renders = 0;
-    const render = (page: unknown) => { renders += 1; return JSON.stringify(page); };
+    const render = pageRenders(() => { renders += 1; });
     const ask = (q: JobListQuery) => memo.body(m.cache, 'ns', q, schedules, NOW, render);
     const twice = (q: JobListQuery) => { ask(q); ask(q); };
     twice({ limit: 1 });

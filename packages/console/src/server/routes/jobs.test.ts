@@ -232,6 +232,11 @@ describe('list', () => {
     expect(all.items[0].nextFireTime).toBeGreaterThan(before);
     expect(all.items[0].nextFireTime % 300_000).toBe(0);
     expect(all.items[1].nextFireTime).toBeNull(); // disabled
+    // An overlapping page takes its first two items as rendered for the page above: still one
+    // compact JSON document, the items as the serializer wrote them.
+    const overlap = await c.as('vic', { method: 'GET', url: url('?name=list&limit=3&offset=1') });
+    expect(overlap.body).toBe(JSON.stringify(JSON.parse(overlap.body)));
+    expect(overlap.json().items).toEqual([...all.items.slice(1), expect.objectContaining({ name: 'list-3' })]);
     const next = (await c.as('vic', { method: 'GET', url: url(`?name=list&limit=3&cursor=${all.nextCursor}`) })).json();
     expect(next.items.map((i: { name: string }) => i.name)).toEqual(['list-3', 'list-4', 'list-5']);
     const last = (await c.as('vic', { method: 'GET', url: url('?name=list&limit=3&offset=6') })).json();
