@@ -598,8 +598,9 @@ async function apiToken(url: string): Promise<string> {
 /**
  * The paged job list under 10 concurrent clients: the first page, asked again and again (as every
  * open jobs page refreshes it: the console renders it once per change and serves the rendered page
- * until then), and a page after a different cursor each request (rendered every time: the cursors
- * stride through all the jobs, more than the console keeps rendered).
+ * until then), and a page after a different cursor each request (the cursors stride through all the
+ * jobs, more pages than the console keeps: each page is put together for its request, from the
+ * items of the jobs as last rendered, re-rendering those that changed or fired since).
  */
 async function measureConsole(url: string, auth: string, jobs: number, seconds: number): Promise<ConsoleRow[]> {
   const routes: Array<{ route: string; path?: string; requests?: AutocannonRequest[] }> = [

@@ -100,7 +100,7 @@ describe('orrery-sharding', () => {
     await executor(root, 'e1');
     await executor(root, 'e2');
     await executor(root, 'e3');
-    await allocator(root);
+    const p = await allocator(root);
     await eventually(async () => {
       const got = await assignments(zk, ['a', 'b', 'n']);
       expect(Object.values(got.get('a')!.value.items).flat().sort()).toEqual([0, 1, 2, 3, 4, 5]);
@@ -123,6 +123,13 @@ describe('orrery-sharding', () => {
     let out = '';
     await runCli(['--zk', zkConnect, '--root', root, '-n', NS, 'get', 'assignment'], { stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true }, env: {} });
     expect(out).toMatch(/n\s+1\s+-\s+0 \(no-executor-has-handler\), 1 \(no-executor-has-handler\)/);
+    // Once allocated, a failover round is computed ahead of need, once, and nothing is written for it.
+    const written = async () => [(await readJson(zk, paths.namespaceSharding(NS), checkShardingState))!.stat.mzxid, ...[...(await assignments(zk, ['a', 'b', 'n'])).values()].map((x) => x.mzxid)];
+    const before = await written();
+    await p.waitForLine(/computed a failover round ahead of need/);
+    await new Promise((r) => setTimeout(r, 300)); // (what a write would take to land)
+    expect(await written()).toEqual(before);
+    expect(p.lines.filter((l) => l.includes('computed a failover round ahead of need'))).toHaveLength(1);
   });
 
   it('follows namespaces and jobs created and deleted while it runs', async () => {
