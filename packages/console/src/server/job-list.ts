@@ -355,7 +355,10 @@ const ASKED_PER_PAGE = 4;
  * {@link JOB_PAGE_MEMO_CHARS} characters and 4 remembered keys per page.
  */
 export interface JobPageMemo {
-  /** The page's body: from the memo, or rendered (`render`, the route's serializer) and kept. */
+  /**
+   * The page's body: from the memo, or rendered (`render`, the route's serializer) and kept. Every
+   * call on one memo must pass the same `render`: the items it rendered are reused.
+   */
   body(cache: ListCache, namespace: string, query: JobListQuery, schedules: ScheduleMemo, now: number, render: (page: JobListPage) => string): string;
 }
 
@@ -392,6 +395,7 @@ export function createJobPageMemo(size = JOB_PAGE_MEMO_SIZE, chars = JOB_PAGE_ME
       if (!hit || now < hit.from || now >= hit.until) {
         const item = listItem(job, schedules, now);
         const one = render({ ...envelope, items: [item] });
+        // (Not a page of one item as expected: the whole page, rendered, and never kept — until 0.)
         if (!one.startsWith(prefix) || !one.endsWith(']}')) return { body: render(pageOf(selection, jobs, query, schedules, now)), until: 0 };
         hit = { from: now, until: !item.broken && item.nextFireTime !== null ? item.nextFireTime : Number.POSITIVE_INFINITY, json: one.slice(prefix.length, -2) };
         items.set(job, hit);
