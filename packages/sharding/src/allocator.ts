@@ -504,7 +504,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
             return; // a deleted job: its node went with it
           }
           const last = state.assignments.get(name);
-          const value: Assignment = { epoch: nextEpochs.get(name)!, allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
+          const value: Assignment = { epoch: epochOf(name), allocatorEpoch, items: job.items, unassigned: job.unassigned, writtenAt };
           const version = await writeNode(paths.jobAssignment(namespace, name), value, last?.version, allocatorEpoch);
           if (version === undefined) {
             state.assignments.delete(name); // deleted meanwhile: the next round drops it

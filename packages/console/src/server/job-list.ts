@@ -209,23 +209,28 @@ export function listItem(job: CachedJob, schedules: ScheduleMemo, now: number): 
   };
 }
 
-// Lower-cased names per list of names: the cache hands out the same list until it changes.
-const lowerCased = new WeakMap<readonly string[], readonly string[]>();
-
-function lowerCaseNames(names: readonly string[]): readonly string[] {
-  let lower = lowerCased.get(names);
-  if (lower === undefined) {
-    lower = names.map((name) => name.toLowerCase());
-    lowerCased.set(names, lower);
-  }
-  return lower;
-}
-
 /** How many name filters' matches are kept per list of names. */
 const NAME_FILTERS_KEPT = 64;
-// The names a name filter matched, per list of names (the same list until it changes) and filter:
-// paging through a filtered list reads the names once, not once per page.
-const namesMatching = new WeakMap<readonly string[], Map<string, readonly string[]>>();
+
+/**
+ * What the name filter derives from a list of names, kept with the list (the cache hands out the same
+ * list until it changes): the names lower-cased, and each filter's matches — paging through a
+ * filtered list reads the names once, not once per page.
+ */
+interface NameIndex {
+  lower: readonly string[];
+  matches: Map<string, readonly string[]>;
+}
+const nameIndexes = new WeakMap<readonly string[], NameIndex>();
+
+function nameIndex(names: readonly string[]): NameIndex {
+  let index = nameIndexes.get(names);
+  if (index === undefined) {
+    index = { lower: names.map((name) => name.toLowerCase()), matches: new Map() };
+    nameIndexes.set(names, index);
+  }
+  return index;
+}
 
 /** The cache reads a list makes. */
 type ListCache = Pick<ConsoleCache, 'jobNames' | 'job'> & Partial<Pick<ConsoleCache, 'jobNamesInGroup'>>;
@@ -251,16 +256,16 @@ function selectPage(cache: ListCache, namespace: string, query: JobListQuery): P
   const inGroup = query.group === undefined ? undefined : cache.jobNamesInGroup?.(namespace, query.group);
   const names = inGroup ?? cache.jobNames(namespace);
   const needle = query.name?.toLowerCase();
-  const lower = needle === undefined ? undefined : lowerCaseNames(names);
+  const index = needle === undefined ? undefined : nameIndex(names);
   const group = inGroup === undefined ? query.group : undefined;
   const jobFilter: JobListQuery | undefined = group !== undefined || query.state !== undefined ? { group, state: query.state } : undefined;
   let matching: readonly string[] = names;
-  const byName = needle !== undefined && jobFilter === undefined ? namesMatching.get(names)?.get(needle) : undefined;
+  const byName = needle !== undefined && jobFilter === undefined ? index!.matches.get(needle) : undefined;
   if (byName !== undefined) matching = byName;
   else if (needle !== undefined || jobFilter !== undefined) {
     const kept: string[] = [];
     for (let i = 0; i < names.length; i += 1) {
-      if (needle !== undefined && !lower![i]!.includes(needle)) continue;
+      if (needle !== undefined && !index!.lower[i]!.includes(needle)) continue;
       const name = names[i]!;
       if (jobFilter === undefined) {
         kept.push(name);
@@ -271,10 +276,8 @@ function selectPage(cache: ListCache, namespace: string, query: JobListQuery): P
     }
     matching = kept;
     if (needle !== undefined && jobFilter === undefined) {
-      let forList = namesMatching.get(names);
-      if (forList === undefined) namesMatching.set(names, (forList = new Map()));
-      if (forList.size >= NAME_FILTERS_KEPT) forList.clear();
-      forList.set(needle, kept);
+      if (index!.matches.size >= NAME_FILTERS_KEPT) index!.matches.clear();
+      index!.matches.set(needle, kept);
     }
   }
   let start = 0;
@@ -318,6 +321,9 @@ export function listJobPage(cache: ListCache, namespace: string, query: JobListQ
   const selection = selectPage(cache, namespace, query);
   return pageOf(selection, selection.names.map((name) => cache.job(namespace, name)), query, schedules, now);
 }
+
+/** Until when a listed item stays as it is: its next fire time (the one figure that moves with the clock). */
+const itemUntil = (item: JobListItem): number => (!item.broken && item.nextFireTime !== null ? item.nextFireTime : Number.POSITIVE_INFINITY);
 
 /** How many pages a {@link JobPageMemo} keeps before it starts again. */
 export const JOB_PAGE_MEMO_SIZE = 256;
@@ -378,16 +384,15 @@ export function createJobPageMemo(size = JOB_PAGE_MEMO_SIZE, chars = JOB_PAGE_ME
    * last. A render that does not end so (another serializer) renders the whole page instead.
    */
   function renderPage(selection: PageSelection, jobs: ReadonlyArray<CachedJob | undefined>, query: JobListQuery, schedules: ScheduleMemo, now: number, render: (page: JobListPage) => string): { body: string; until: number } {
+    const whole = (): { body: string; until: number } => {
+      const page = pageOf(selection, jobs, query, schedules, now);
+      return { body: render(page), until: Math.min(...page.items.map(itemUntil)) };
+    };
     const envelope = pageOf(selection, [], query, schedules, now);
     const head = render(envelope);
-    const tail = '"items":[]}';
-    let until = Number.POSITIVE_INFINITY;
-    if (!head.endsWith(tail)) {
-      const page = pageOf(selection, jobs, query, schedules, now);
-      for (const item of page.items) if (!item.broken && item.nextFireTime !== null && item.nextFireTime < until) until = item.nextFireTime;
-      return { body: render(page), until };
-    }
+    if (!head.endsWith('"items":[]}')) return whole();
     const prefix = head.slice(0, -2); // … "items":[
+    let until = Number.POSITIVE_INFINITY;
     const parts: string[] = [];
     for (const job of jobs) {
       if (!job) continue;
@@ -395,9 +400,8 @@ export function createJobPageMemo(size = JOB_PAGE_MEMO_SIZE, chars = JOB_PAGE_ME
       if (!hit || now < hit.from || now >= hit.until) {
         const item = listItem(job, schedules, now);
         const one = render({ ...envelope, items: [item] });
-        // (Not a page of one item as expected: the whole page, rendered, and never kept — until 0.)
-        if (!one.startsWith(prefix) || !one.endsWith(']}')) return { body: render(pageOf(selection, jobs, query, schedules, now)), until: 0 };
-        hit = { from: now, until: !item.broken && item.nextFireTime !== null ? item.nextFireTime : Number.POSITIVE_INFINITY, json: one.slice(prefix.length, -2) };
+        if (!one.startsWith(prefix) || !one.endsWith(']}')) return whole(); // not a page of one item as expected
+        hit = { from: now, until: itemUntil(item), json: one.slice(prefix.length, -2) };
         items.set(job, hit);
       }
       if (hit.until < until) until = hit.until;
