@@ -114,7 +114,7 @@ describe('messages from a worker', () => {
       const result = await pool.run({ ...io(), runId: 'garbage-1', module: fixture('sends-garbage.ts'), context: { runId: 'garbage-1' } }).done;
       expect(result).toMatchObject({ status: 'succeeded', message: 'still fine' });
       const warned = logged.filter((l) => l.msg === 'ignored a malformed message from a node job worker');
-      expect(warned).toHaveLength(4);
+      expect(warned).toHaveLength(7);
       expect(warned.every((l) => typeof l.problem === 'string')).toBe(true);
       // The pool still runs the next one.
       expect((await pool.run({ ...io(), runId: 'garbage-2', module: fixture('logs-lines.ts'), context: {} }).done).status).toBe('succeeded');

@@ -72,7 +72,7 @@ import { silentLogger, stdioWithoutSockets, toError, type Logger } from '@orrery
 import { jobEnvironment } from './job-env.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation, type LazyFile } from './lazy-file.js';
-import { parseParentMessage, parseWorkerMessage, type ParentMessage, type WorkerMessage } from './node-protocol.js';
+import { parseParentMessage, parseWorkerMessages, type ParentMessage, type WorkerMessage } from './node-protocol.js';
 import { stepNodeRun, type NodeRunEffect, type NodeRunEvent, type NodeRunState } from './node-run-state.js';
 import type { RunHandle, RunIo, RunResult } from './run-types.js';
 import { siblingModule } from './sibling-module.js';
@@ -342,13 +342,22 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
     });
   }
 
-  function onMessage(worker: Worker, raw: unknown): void {
-    const parsed = parseWorkerMessage(raw);
-    if (!parsed.ok) {
-      logger.warn({ pid: worker.child.pid, problem: parsed.problem }, 'ignored a malformed message from a node job worker');
-      return;
+  /** One message or a batch of them (node-protocol.ts), each on its own: one that fails does not stop the next. */
+  function onMessages(worker: Worker, raw: unknown): void {
+    for (const parsed of parseWorkerMessages(raw)) {
+      if (!parsed.ok) {
+        logger.warn({ pid: worker.child.pid, problem: parsed.problem }, 'ignored a malformed message from a node job worker');
+        continue;
+      }
+      try {
+        onMessage(worker, parsed.message);
+      } catch (error) {
+        logger.error({ err: toError(error), pid: worker.child.pid }, 'could not handle a message from a node job worker');
+      }
     }
-    const m: WorkerMessage = parsed.message;
+  }
+
+  function onMessage(worker: Worker, m: WorkerMessage): void {
     if (m.type === 'ready') {
       if (worker.ready) return;
       for (const module of preloads) send(worker, { type: 'preload', module });
@@ -397,13 +406,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         }
       });
     }
-    child.on('message', (raw: unknown) => {
-      try {
-        onMessage(worker, raw);
-      } catch (error) {
-        logger.error({ err: toError(error), pid: child.pid }, 'could not handle a message from a node job worker');
-      }
-    });
+    child.on('message', (raw: unknown) => onMessages(worker, raw));
     // After the process exits, kill what it left in its group so that its pipes close; then — once
     // every IPC message it sent has been read — settle its runs. (Settling on 'exit' could miss a
     // 'started' still in the channel and hand a run that did start to another worker.)

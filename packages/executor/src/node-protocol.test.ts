@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { describe, expect, it } from 'vitest';
 import { isParentMessage } from './node-protocol-check.js';
-import { MAX_ID_LENGTH, ParentMessageSchema, parseParentMessage, parseWorkerMessage } from './node-protocol.js';
+import { MAX_ID_LENGTH, MAX_WORKER_BATCH, ParentMessageSchema, parseParentMessage, parseWorkerMessage, parseWorkerMessages } from './node-protocol.js';
 
 const CHECK_FILE = fileURLToPath(new URL('./node-protocol-check.ts', import.meta.url));
 
@@ -81,6 +81,18 @@ describe('parseWorkerMessage', () => {
     ['an array', [], false],
   ])('%s → %s', (_, input, ok) => {
     expect(parseWorkerMessage(input).ok).toBe(ok);
+  });
+
+  it.each<[string, unknown, boolean[]]>([
+    ['one message', { type: 'ready' }, [true]],
+    ['a done with the next started', [done, { type: 'started', runId: 'r2', at: 1_700_000_000_000 }], [true, true]],
+    ['a batch with a bad element: only it is refused', [done, { type: 'started', runId: 'r2', at: 'now' }, { type: 'cancelled', runId: 'r3' }], [true, false, true]],
+    ['a nested batch', [[done]], [false]],
+    ['an empty batch', [], [false]],
+    [`a batch of ${MAX_WORKER_BATCH}`, Array.from({ length: MAX_WORKER_BATCH }, () => done), Array.from({ length: MAX_WORKER_BATCH }, () => true)],
+    [`a batch of ${MAX_WORKER_BATCH + 1}: refused whole`, Array.from({ length: MAX_WORKER_BATCH + 1 }, () => done), [false]],
+  ])('parseWorkerMessages: %s', (_, input, oks) => {
+    expect(parseWorkerMessages(input).map((p) => p.ok)).toEqual(oks);
   });
 
   it('names the message type and the field in its problem, not the values', () => {

@@ -102,3 +102,21 @@ function parserFor<S extends TUnion<TObject[]>>(schema: S): (input: unknown) => 
 export const parseParentMessage = parserFor(ParentMessageSchema);
 /** Validates a message the executor received from a worker. */
 export const parseWorkerMessage = parserFor(WorkerMessageSchema);
+
+/**
+ * The most messages a worker sends as one (a JSON array, in order). A worker sends a run's `done`
+ * with the next run's `started` when that run follows at once: one write and one IPC message a run
+ * instead of two, for the worker and for the executor that reads them.
+ */
+export const MAX_WORKER_BATCH = 16;
+
+/**
+ * Validates what the executor received from a worker: one message, or an array of 1 to
+ * {@link MAX_WORKER_BATCH} messages, each validated on its own (a malformed one is refused, the
+ * others stand). An array out of bounds is refused whole.
+ */
+export function parseWorkerMessages(input: unknown): Array<Parsed<WorkerMessage>> {
+  if (!Array.isArray(input)) return [parseWorkerMessage(input)];
+  if (input.length === 0 || input.length > MAX_WORKER_BATCH) return [{ ok: false, problem: `array of ${input.length} messages: 1 to ${MAX_WORKER_BATCH} allowed` }];
+  return input.map((m: unknown) => parseWorkerMessage(m));
+}

@@ -6,7 +6,8 @@
  *
  * The worker captures the run's own output itself — `ctx.log`, `console.*`, `process.stdout/stderr
  * .write` — into the run's log files (opened on the first output) and its 4 KB tails, so a run costs
- * one message each way. Output written straight to the worker's file descriptors (by a child
+ * one message each way (a run's `done` goes out with the next run's `started`, as one message, when
+ * that run follows at once: a burst of runs costs one write a run, not two). Output written straight to the worker's file descriptors (by a child
  * process the job starts, say) still reaches the executor through the pipes, best effort.
  *
  * The logs are written synchronously (`writeSync`, file mode 0600) and capped at the run's
@@ -49,11 +50,24 @@ const modules = new Map<string, JobModule>();
 let owner = true;
 let current: { stdout: Capture; stderr: Capture } | undefined;
 
-const send = (message: WorkerMessage, then: () => void = () => undefined): void => {
+const send = (message: WorkerMessage | WorkerMessage[], then: () => void = () => undefined): void => {
   // (Fails only once the executor is gone; the worker then exits on 'disconnect'.)
   if (process.send) process.send(message, then);
   else then();
 };
+
+/**
+ * The `done` of the run that just ended, when the next run may follow at once: it goes out with
+ * that run's `started` (one message), or alone as soon as none follows ({@link flushDone}).
+ */
+let pendingDone: WorkerMessage | undefined;
+
+function flushDone(): void {
+  if (!pendingDone) return;
+  const done = pendingDone;
+  pendingDone = undefined;
+  send(done);
+}
 
 /**
  * SIGTERM — a stop, a timeout or a fence: the executor aborts the run's signal and SIGTERMs the
@@ -131,9 +145,9 @@ function finish(runId: string, ok: boolean, message: string): void {
   current = undefined;
   const truncated = c ? logTruncation(endCapture(c.stdout), endCapture(c.stderr)) : undefined;
   // (Within the protocol's bound: a longer message would be refused, and the run never end.)
-  send({ type: 'done', runId, ok, message: message.slice(0, MAX_TEXT_LENGTH), stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '', ...(truncated ? { truncated } : {}) }, () => {
-    if (terminating) process.exit(SIGTERM_EXIT);
-  });
+  const done: WorkerMessage = { type: 'done', runId, ok, message: message.slice(0, MAX_TEXT_LENGTH), stdoutTail: c?.stdout.tail.text() ?? '', stderrTail: c?.stderr.tail.text() ?? '', ...(truncated ? { truncated } : {}) };
+  if (terminating) send(done, () => process.exit(SIGTERM_EXIT));
+  else pendingDone = done;
 }
 
 // Runs wait here (the executor may send the next before this one ends: no round trip between two
@@ -206,6 +220,7 @@ async function runNext(): Promise<void> {
   while (queue.length > 0) {
     const wait = dueAt(queue[0]!) - Date.now();
     if (wait > 0) {
+      flushDone();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, wait);
         wake = () => { clearTimeout(timer); resolve(); };
@@ -218,6 +233,7 @@ async function runNext(): Promise<void> {
     await runOne(raw);
     runningId = undefined;
   }
+  flushDone();
   looping = false;
 }
 
@@ -227,7 +243,10 @@ async function runOne(raw: RunMessage): Promise<void> {
   const maxBytes = Math.max(1, raw.maxLogBytes ?? DEFAULT_MAX_LOG_BYTES);
   const open = (path: string): Capture => ({ path, fd: undefined, cap: createLogCap(maxBytes), maxBytes, tail: createOutputTail() });
   current = { stdout: open(raw.stdoutPath), stderr: open(raw.stderrPath) };
-  send({ type: 'started', runId: raw.runId, at: Date.now() });
+  const started: WorkerMessage = { type: 'started', runId: raw.runId, at: Date.now() };
+  if (pendingDone) send([pendingDone, started]);
+  else send(started);
+  pendingDone = undefined;
   const signal = controller.signal;
   try {
     const job = await load(raw.module);

@@ -207,6 +207,8 @@ describe('node job pool dispatch', () => {
       const late = pool.run({ ...spec('late', path, 0), startAt: t0 + 900, onStart: (at) => starts.set('late', at) });
       const early = pool.run({ ...spec('early', path, 0), startAt: t0 + 600, onStart: (at) => starts.set('early', at) });
       const now = pool.run(spec('now', path, 0));
+      let nowEndSeen = Infinity;
+      void now.done.then(() => { nowEndSeen = Date.now(); });
       const [l, e, n] = await Promise.all([late.done, early.done, now.done]);
       expect([l.status, e.status, n.status]).toEqual(['succeeded', 'succeeded', 'succeeded']);
       // In startAt order (a run without one is due at once), each on its startAt and not before.
@@ -215,6 +217,8 @@ describe('node job pool dispatch', () => {
       expect(l.startedAt).toBeGreaterThanOrEqual(t0 + 900);
       expect(starts.get('early')).toBe(e.startedAt);
       expect(starts.get('late')).toBe(l.startedAt);
+      // A run's end is told when the next run is not due yet, not held back to go with its start.
+      expect(nowEndSeen).toBeLessThan(e.startedAt);
       // (Punctuality itself is measured by `npm run bench executor`.)
     } finally {
       await pool.close();
