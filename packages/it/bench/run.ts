@@ -94,7 +94,7 @@ function warmupCell(warmup: Distribution | undefined, missed?: number): string {
 function renderExecutor(r: ExecutorBenchResult): string {
   const out = [
     r.rows.some((row) => row.warmup)
-      ? `Lateness = the run's start − its scheduled fire time, over whole seconds of steady state, from ${WARMUP_SECONDS} s after it began — at the first two fires in a row that ran for every job, or 12 s after the jobs were applied if that never happens. Start-up = the time until those two fires and the fires missed meanwhile; warm-up = the ${WARMUP_SECONDS} s after them, not in the window (every system of the comparison gets them). Misfire policy \`skip\`.`
+      ? `Lateness = the run's start − its scheduled fire time, over whole seconds of steady state, from ${WARMUP_SECONDS} s after it began — at the first two fires in a row that ran for every job, or 12 s after the jobs were applied if that never happens.${r.rows.some((row) => row.quietFirst) ? ` Shell jobs are written firing once a year, applied, then set to \`* * * * * *\` — their start-up counts from that change (enabled one after another with their cron, 1,000 of them took a minute to be applied while the first already fired a shell each a second); Node jobs are enabled one after another with their cron.` : ''} Start-up = the time until those two fires and the fires missed meanwhile; warm-up = the ${WARMUP_SECONDS} s after them, not in the window (every system of the comparison gets them). Misfire policy \`skip\`.`
       : 'Lateness = the run\'s start − its scheduled fire time, over whole seconds of steady state (from the first two fires in a row that ran for every job, or 12 s after the jobs were applied if that never happens); start-up = the time until then and the fires missed meanwhile. Misfire policy `skip`.',
     '',
     '| scenario | lateness p50 / p99 / max (ms) | runs | missed | duplicates | failover re-runs | not succeeded | start-up: s until steady, fires missed meanwhile | warm-up lateness p99 / max (ms), missed |',
@@ -177,7 +177,7 @@ function renderAllocator(r: AllocatorResult): string {
 
 function renderConsole(r: ConsoleBenchResult): string {
   const out = [
-    `${n(r.jobs)} jobs, ${CONSOLE_BENCH_CONNECTIONS} concurrent clients (autocannon), ${r.seconds} s per route after a 5 s warm-up. ${n(r.nodes)} nodes written in ${r.writeSeconds.toFixed(1)} s; the console healthy (cache loaded) ${r.consoleStartSeconds.toFixed(1)} s after its spawn.`,
+    `${n(r.jobs)} jobs, ${CONSOLE_BENCH_CONNECTIONS} concurrent clients (autocannon), ${r.seconds} s per route after a ${r.warmupSeconds ?? 5} s warm-up. ${n(r.nodes)} nodes written in ${r.writeSeconds.toFixed(1)} s; the console healthy (cache loaded) ${r.consoleStartSeconds.toFixed(1)} s after its spawn.`,
     '',
     '| route | p50 / p99 / max (ms) | requests/s | requests | failed | console CPU | ZooKeeper packets (all / console session) | ZooKeeper requests per GET |',
     '|---|---|---|---|---|---|---|---|',

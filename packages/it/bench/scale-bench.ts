@@ -8,8 +8,8 @@
  *   before the console starts and again with it; transactions per minute (the Zxid delta over a
  *   window of the jobs firing); each ÷ jobs, and a job's znodes listed by kind (the mean of a
  *   sample of job subtrees). The same again at the end, after the jobs are quieted and the
- *   executors cut to a few (graceful shutdowns, the shards reallocated): the per-job figures must
- *   not depend on the executor count.
+ *   executors cut to a few (the others' sessions closed at once, the shards reallocated): the
+ *   per-job figures must not depend on the executor count.
  * - Scale run: full allocation (the allocator started once every executor is online: its own
  *   round time from its log, the pure `allocate()` on the same cluster timed in this process before
  *   anything runs, and the wall time from its spawn until every job's `applied` exists — the
@@ -48,7 +48,7 @@ import { startProcess, type RunningProcess } from '../src/processes.js';
 import { checkLedger, ledgerCommand, readLedger } from '../src/run-ledger.js';
 import { autocannon, pool, strideRequests, type AutocannonRequest } from './console-bench.js';
 import { machineSeconds } from './cost/proc.js';
-import { distribution, type Distribution } from './executor-bench.js';
+import { QUIET_CRON, distribution, type Distribution } from './executor-bench.js';
 import { descendantsRssMb, parseLogLine, processMemory, renice, startExecutorHost, type ExecutorHost, type LogEvent } from './scale/hosts.js';
 import { JOB_KINDS, jobNodeKind, jobSubtree, normalSession, readMntr, tallyWatches, type Mntr, type NodeKind, type WatchRole, type WatchTally } from './scale/zk-cost.js';
 
@@ -176,8 +176,9 @@ export interface ScaleBenchResult {
    * `firingSeconds`: from moving every cron to firing until every job's new schedule reached an executor (absent in older results: the jobs were written firing).
    * `consoleBeforeFiring`: the cost without the console was read and the console started before the jobs fired, and the jobs were quieted before the cut to fewer executors (absent in older results: all after).
    * `compareWithoutConsole`: the console was stopped (and the hosts' niceness undone) before the cut to fewer executors (absent in older results: it ran on).
+   * `compareSessionsClosed`: the cut closed the other executors' ZooKeeper sessions at once (absent in older results: graceful shutdowns).
    */
-  setup: { writeSeconds: number; executorsStartSeconds: number; firingSeconds?: number; consoleBeforeFiring?: boolean; compareWithoutConsole?: boolean };
+  setup: { writeSeconds: number; executorsStartSeconds: number; firingSeconds?: number; consoleBeforeFiring?: boolean; compareWithoutConsole?: boolean; compareSessionsClosed?: boolean };
   allocation: {
     /** Allocator spawn → the last job's `applied` created (the nodes' ctime, the server's clock). */
     wallMs: number;
@@ -246,9 +247,6 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 /** A progress line on stderr (the bench runs for minutes). */
 const progress = (began: number, text: string): void => void process.stderr.write(`scale bench +${Math.round((Date.now() - began) / 1000)} s: ${text}\n`);
 const waitUntil = (t: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
-
-/** Once a year: a cron that does not fire while the bench runs. */
-const QUIET_CRON = '0 0 0 1 1 *';
 
 /** Job `i`'s cron while measured: firing at second `i % 60` of every minute. */
 const firingCron = (i: number): string => `${i % 60} * * * * *`;
@@ -520,13 +518,18 @@ async function startFiring(p: Platform, jobs: number): Promise<number> {
 async function quietJobs(p: Platform, jobs: number): Promise<number> {
   const t0 = performance.now();
   await setCrons(p, jobs, () => QUIET_CRON);
-  const deadline = Date.now() + 90_000;
+  await settled(90_000);
+  return (performance.now() - t0) / 1000;
+}
+
+/** Waits until under a quarter of the machine's cores were busy over 3 s, at most `maxMs`. */
+async function settled(maxMs: number): Promise<void> {
+  const deadline = Date.now() + maxMs;
   for (;;) {
     const m0 = machineSeconds();
     await waitUntil(Date.now() + 3000);
-    if (busyCoresSince(m0) < 0.25 * cpus().length || Date.now() > deadline) break;
+    if (busyCoresSince(m0) < 0.25 * cpus().length || Date.now() > deadline) return;
   }
-  return (performance.now() - t0) / 1000;
 }
 
 /** A round as the allocator logs it: its end (log time), length, jobs written and, in newer allocators, where its time went (ms). */
@@ -1058,7 +1061,11 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     // above; it would mirror every moved assignment meanwhile), to compare with the first row. The
     // hosts get the CPU back: the latencies measured with them niced are all taken. The jobs are
     // quieted first: moving 24,000 shards onto 20 executors while 500 shard runs a second fire took
-    // 532 s in one run.
+    // 532 s in one run. The other executors' sessions are closed at once, as when their processes die
+    // and their guards close them: their graceful shutdowns waited 44–67 s each for the hosts to
+    // work through the quieted crons' 30,000 schedule changes first (95 s for the 80 in one run),
+    // and their staggered leaves made the allocator's rounds name executors gone meanwhile (1,600
+    // assignments refused and re-planned).
     let costCompare: ScaleBenchResult['costCompare'];
     if (o.compareExecutors > 0 && o.compareExecutors < o.executors) {
       try {
@@ -1071,23 +1078,27 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
         // first for the CPU — at nice 0 the hosts' firing slowed the 20,000 requests to 40–116 s.
         if (!quieted) await setCrons(p, o.jobs, () => QUIET_CRON);
         if (o.hostsNice > 0 || o.measureNice > 0) for (const h of p.hosts) renice(h.pid, 0);
+        // Then the hosts take the new crons in and finish the runs they had claimed: a run in
+        // progress when its session closes is a crashed run, re-run by failover on a survivor (in
+        // one run thousands were, doubling the time the survivors took to apply).
+        if (!quieted) await settled(90_000);
         // The real executors still running (the last failover victim is not restarted), the rest embedded.
         const keep = new Set([...p.real.keys(), ...embedded.slice(0, o.compareExecutors - p.real.size)]);
         const c1 = Date.now();
-        await Promise.all(p.hosts.map((h) => h.shutdown(h.names.filter((n) => !keep.has(n)))));
+        await Promise.all(p.hosts.map((h) => h.shutdown(h.names.filter((n) => !keep.has(n)), 'sessions')));
         const c2 = Date.now();
         await waitApplied(p, jobNames.filter((j) => j !== PROBE), 600_000, keep);
         const c3 = Date.now();
         costCompare = await measureCost(p, base, o.jobs, keep.size, await znodesSettled(server, 3000, 30_000));
         const s = (ms: number): string => `${Math.round(ms / 1000)} s`;
-        progress(began, `cut to ${keep.size} executors in ${s(Date.now() - c0)} (quiet ${s(c1 - c0)}, shut down ${s(c2 - c1)}, applied ${s(c3 - c2)}, settled ${s(Date.now() - c3)}): ${costCompare.perJob.watches.toFixed(2)} watches per job`);
+        progress(began, `cut to ${keep.size} executors in ${s(Date.now() - c0)} (quiet ${s(c1 - c0)}, sessions closed ${s(c2 - c1)}, applied ${s(c3 - c2)}, settled ${s(Date.now() - c3)}): ${costCompare.perJob.watches.toFixed(2)} watches per job`);
       } catch (error) {
         costCompare = { error: errorText(error) };
       }
     }
     return {
       settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance', consoleHeapMb: CONSOLE_HEAP_MB },
-      setup: { writeSeconds, executorsStartSeconds, firingSeconds, consoleBeforeFiring: true, compareWithoutConsole: true },
+      setup: { writeSeconds, executorsStartSeconds, firingSeconds, consoleBeforeFiring: true, compareWithoutConsole: true, compareSessionsClosed: true },
       allocation, cost, costWithConsole, costCompare, tx,
       console: consoleResult, configChange, failover, quiet, memory, connection, consoleLog: consoleTrouble(p.console), deaths: p.deaths,
       totalSeconds: (Date.now() - began) / 1000,
@@ -1127,7 +1138,7 @@ function costRows(r: ScaleBenchResult): string[] {
   row(`Orrery, ${n} jobs × ${r.settings.shards}, ${r.cost.executors} executors, no console${r.setup.consoleBeforeFiring ? ' (read once allocated, before the jobs fired; transactions while they fired)' : ''}`, r.cost, f1(r.tx.perMinutePerJob));
   if (!isError(r.costWithConsole)) row(`Orrery, the same with the console running${r.setup.consoleBeforeFiring ? ', the jobs firing' : ''}`, r.costWithConsole, '');
   else rows.push(`| Orrery with the console | not measured: ${r.costWithConsole.error} | | | |`);
-  if (r.costCompare && !isError(r.costCompare)) row(`Orrery, the same cut to ${r.costCompare.executors} executors (${r.setup.compareWithoutConsole ? 'no console' : 'console running'}${r.setup.consoleBeforeFiring ? ', the jobs quieted first' : ''})`, r.costCompare, '');
+  if (r.costCompare && !isError(r.costCompare)) row(`Orrery, the same cut to ${r.costCompare.executors} executors (${r.setup.compareWithoutConsole ? 'no console' : 'console running'}${r.setup.consoleBeforeFiring ? ', the jobs quieted first' : ''}${r.setup.compareSessionsClosed ? ', the other sessions closed at once' : ''})`, r.costCompare, '');
   else if (r.costCompare) rows.push(`| Orrery at fewer executors | not measured: ${r.costCompare.error} | | | |`);
   rows.push(`| Saturn 2017: 24,500 jobs × 3, 2,100 executors, 5-node ensemble | ${f1(SATURN_2017.znodes / SATURN_2017.jobs)} | ${f1(SATURN_2017.watches / SATURN_2017.jobs)} | not published | |`);
   return rows;

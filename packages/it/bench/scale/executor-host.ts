@@ -7,8 +7,10 @@
  * instance has registered.
  *
  * IPC: `{ close: [names] }` shuts those instances down gracefully (the allocator moves their shards
- * away) and answers `{ closed: [names] }`. Stops when its parent is gone (the IPC channel closes) or
- * on SIGTERM: closes every instance, then exits.
+ * away) and answers `{ closed: [names] }`; with `sessions: true` it closes their ZooKeeper sessions
+ * first (their presences and latches go at once, as when a process dies and its fence guard closes
+ * its session), then closes the rest of each instance (no run waited for). Stops when its parent is
+ * gone (the IPC channel closes) or on SIGTERM: closes every instance, then exits.
  *
  * The embedded instances run without a fence guard process (one more process per instance); the
  * bench's failover trials use real `orrery-executor` processes, which have theirs.
@@ -72,9 +74,14 @@ function closeAll(): Promise<void> {
   return closing;
 }
 
-process.on('message', (message: { close?: string[] }) => {
+process.on('message', (message: { close?: string[]; sessions?: boolean }) => {
   const names = message.close ?? [];
-  void Promise.all(names.map((n) => executors.get(n)?.shutdown(10_000))).then(
+  const close = async (e: Executor): Promise<void> => {
+    if (!message.sessions) return e.shutdown(10_000);
+    await e.zk.close();
+    await e.close({ graceMs: 0 });
+  };
+  void Promise.all(names.map((n) => { const e = executors.get(n); return e ? close(e) : undefined; })).then(
     () => process.send?.({ closed: names }),
     (error: unknown) => logger.error({ err: toError(error) }, 'could not shut instances down'),
   );

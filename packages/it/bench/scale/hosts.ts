@@ -44,8 +44,12 @@ export interface ExecutorHost {
   failure(): string | undefined;
   /** Resolves once every instance registered; rejects if the host fails or exits first. */
   readonly started: Promise<void>;
-  /** Shuts the named instances down gracefully; resolves when they are closed. */
-  shutdown(names: readonly string[]): Promise<void>;
+  /**
+   * Shuts the named instances down gracefully; resolves when they are closed. `sessions`: closes
+   * their ZooKeeper sessions first instead (their presences and leader latches go at once, as when
+   * a process dies and its fence guard closes its session), then the rest of each instance.
+   */
+  shutdown(names: readonly string[], how?: 'graceful' | 'sessions'): Promise<void>;
   /** SIGTERM (the host closes its instances), SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -118,7 +122,7 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
     tail: () => [...last],
     failure,
     started,
-    shutdown(names) {
+    shutdown(names, how = 'graceful') {
       if (names.length === 0) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         const gone = (): void => reject(new Error(failure() ?? `executor host ${child.pid} is gone`));
@@ -126,7 +130,7 @@ export function startExecutorHost(settings: HostSettings, tsxLoader: string): Ex
         closedWaiters.push(() => resolve());
         void exited.then(gone);
         // A host that died meanwhile: the send fails (its callback, not an 'error' event that would crash the bench).
-        child.send({ close: names }, (error) => { if (error) gone(); });
+        child.send({ close: names, ...(how === 'sessions' ? { sessions: true } : {}) }, (error) => { if (error) gone(); });
       });
     },
     async stop(graceMs = 20_000) {
