@@ -36,7 +36,7 @@
  * take more than this machine's two cores.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -177,8 +177,9 @@ export interface ScaleBenchResult {
    * `consoleBeforeFiring`: the cost without the console was read and the console started before the jobs fired, and the jobs were quieted before the cut to fewer executors (absent in older results: all after).
    * `compareWithoutConsole`: the console was stopped (and the hosts' niceness undone) before the cut to fewer executors (absent in older results: it ran on).
    * `compareSessionsClosed`: the cut closed the other executors' ZooKeeper sessions at once (absent in older results: graceful shutdowns).
+   * `standInsOnTmpfs`: the embedded stand-ins kept their run history in memory (absent in older results: on disk).
    */
-  setup: { writeSeconds: number; executorsStartSeconds: number; firingSeconds?: number; consoleBeforeFiring?: boolean; compareWithoutConsole?: boolean; compareSessionsClosed?: boolean };
+  setup: { writeSeconds: number; executorsStartSeconds: number; firingSeconds?: number; consoleBeforeFiring?: boolean; compareWithoutConsole?: boolean; compareSessionsClosed?: boolean; standInsOnTmpfs?: boolean };
   allocation: {
     /** Allocator spawn → the last job's `applied` created (the nodes' ctime, the server's clock). */
     wallMs: number;
@@ -247,6 +248,21 @@ const errorText = (error: unknown): string => (error instanceof Error ? error.me
 /** A progress line on stderr (the bench runs for minutes). */
 const progress = (began: number, text: string): void => void process.stderr.write(`scale bench +${Math.round((Date.now() - began) / 1000)} s: ${text}\n`);
 const waitUntil = (t: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, t - Date.now())));
+
+/**
+ * Where the embedded stand-ins keep their run history: in memory (tmpfs) when the machine has one.
+ * They stand in for executors on their own hosts, whose disks are not this machine's; their records
+ * — a file a run, 500 runs a second — took 14–25 s to delete at the end of a run on disk. The real
+ * executors and ZooKeeper keep theirs on disk.
+ */
+function standInsDir(): { path: string; tmpfs: boolean } {
+  try {
+    if (statSync('/dev/shm').isDirectory()) return { path: mkdtempSync('/dev/shm/orrery-scale-hosts-'), tmpfs: true };
+  } catch {
+    // no tmpfs here (or not writable): the disk
+  }
+  return { path: mkdtempSync(join(tmpdir(), 'orrery-scale-hosts-')), tmpfs: false };
+}
 
 /** Job `i`'s cron while measured: firing at second `i % 60` of every minute. */
 const firingCron = (i: number): string => `${i % 60} * * * * *`;
@@ -889,6 +905,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
   const root = uniqueRoot('scale');
   const zk = createZkClient({ connect: server.connectString, root });
   const dir = mkdtempSync(join(tmpdir(), 'orrery-scale-'));
+  const hostsDir = standInsDir();
   const ledger = join(dir, 'ledger.txt');
   const all: RunningProcess[] = [];
   const p: Platform = {
@@ -925,7 +942,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     // sessions time out and the first executors fence themselves before they ever run. (Two hosts
     // at a time were no faster: 110 s against 106–121 s.)
     for (const names of spread(embedded, o.hosts)) {
-      const host = startExecutorHost({ zk: server.connectString, root, namespace: NS, names, dataDir: dir, jobsDir: JOBS_DIR, sessionTimeoutMs: o.embeddedSessionSeconds * 1000, nodeWorkers: 1, startConcurrency: 2 }, tsx);
+      const host = startExecutorHost({ zk: server.connectString, root, namespace: NS, names, dataDir: hostsDir.path, jobsDir: JOBS_DIR, sessionTimeoutMs: o.embeddedSessionSeconds * 1000, nodeWorkers: 1, startConcurrency: 2 }, tsx);
       p.hosts.push(host);
       await host.started;
     }
@@ -1098,7 +1115,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     }
     return {
       settings: { ...o, jobType: 'node no-op (bench/jobs/noop.ts), 1 worker per instance', consoleHeapMb: CONSOLE_HEAP_MB },
-      setup: { writeSeconds, executorsStartSeconds, firingSeconds, consoleBeforeFiring: true, compareWithoutConsole: true, compareSessionsClosed: true },
+      setup: { writeSeconds, executorsStartSeconds, firingSeconds, consoleBeforeFiring: true, compareWithoutConsole: true, compareSessionsClosed: true, standInsOnTmpfs: hostsDir.tmpfs },
       allocation, cost, costWithConsole, costCompare, tx,
       console: consoleResult, configChange, failover, quiet, memory, connection, consoleLog: consoleTrouble(p.console), deaths: p.deaths,
       totalSeconds: (Date.now() - began) / 1000,
@@ -1115,7 +1132,7 @@ export async function runScaleBench(options: ScaleBenchOptions = {}): Promise<Sc
     await server.stop();
     const t3 = Date.now();
     // Hundreds of thousands of run records: rm(1) deletes them in less than half of rmSync's time.
-    if (spawnSync('rm', ['-rf', dir], { stdio: 'ignore' }).status !== 0) rmSync(dir, { recursive: true, force: true });
+    for (const d of [dir, hostsDir.path]) if (spawnSync('rm', ['-rf', d], { stdio: 'ignore' }).status !== 0) rmSync(d, { recursive: true, force: true });
     const s = (from: number, to: number): string => ((to - from) / 1000).toFixed(1);
     progress(began, `stopped everything in ${s(t0, Date.now())} s (hosts ${s(t0, t1)}, processes ${s(t1, t2)}, ZooKeeper ${s(t2, t3)}, data dirs ${s(t3, Date.now())})`);
   }
@@ -1208,7 +1225,7 @@ function latencyRows(consoleRows: Measured<ConsoleRow[]>, cc: ScaleBenchResult['
 export function renderScale(r: ScaleBenchResult): string {
   const s = r.settings;
   const lines: string[] = [];
-  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT)${s.consoleHeapMb ? `, the console with ORRERY_CONSOLE_HEAP_MB=${s.consoleHeapMb}` : ''}${s.hostsNice ? `; once every job was allocated the embedded executors' processes ran at nice ${s.hostsNice} (stand-ins for executors on their own hosts: the processes measured — ZooKeeper, the allocator, the console, the real executors — came first for the CPU)${s.measureNice ? `, and at nice ${s.measureNice} once the transaction window was read (the console, config-change and failover measures)` : ''}` : ''}; ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s${r.setup.firingSeconds !== undefined ? `; the jobs were written quiet, allocated, then set firing — the new schedules reached the executors in ${f1(r.setup.firingSeconds)} s — and measured from then on` : ''}).`);
+  lines.push(`${s.jobs.toLocaleString('en')} jobs × ${s.shards} shards (Node no-op, each firing once a minute at second i % 60), ${s.executors} executors (${s.realExecutors} \`orrery-executor\` processes, session ${s.sessionSeconds} s, + ${s.executors - s.realExecutors} embedded in ${s.hosts} Node processes, session ${s.embeddedSessionSeconds} s${r.setup.standInsOnTmpfs ? ', their run history in memory (tmpfs)' : ''}), one ZooKeeper (tickTime ${s.tickMs} ms, full JIT)${s.consoleHeapMb ? `, the console with ORRERY_CONSOLE_HEAP_MB=${s.consoleHeapMb}` : ''}${s.hostsNice ? `; once every job was allocated the embedded executors' processes ran at nice ${s.hostsNice} (stand-ins for executors on their own hosts: the processes measured — ZooKeeper, the allocator, the console, the real executors — came first for the CPU)${s.measureNice ? `, and at nice ${s.measureNice} once the transaction window was read (the console, config-change and failover measures)` : ''}` : ''}; ${s.txSeconds}-s transaction window; whole run ${f0(r.totalSeconds)} s (jobs written in ${f1(r.setup.writeSeconds)} s, executors online in ${f1(r.setup.executorsStartSeconds)} s${r.setup.firingSeconds !== undefined ? `; the jobs were written quiet, allocated, then set firing — the new schedules reached the executors in ${f1(r.setup.firingSeconds)} s — and measured from then on` : ''}).`);
   lines.push('');
   lines.push('**ZooKeeper cost per job** (znodes: mntr delta from before the namespace; watches: mntr zk_watch_count, all holders; transactions: Zxid delta over the window)');
   lines.push('');
