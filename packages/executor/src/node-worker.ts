@@ -7,8 +7,9 @@
  * The worker captures the run's own output itself — `ctx.log`, `console.*`, `process.stdout/stderr
  * .write` — into the run's log files (opened on the first output) and its 4 KB tails, so a run costs
  * one message each way (a run's `done` goes out with the next run's `started`, as one message, when
- * that run follows at once: a burst of runs costs one write a run, not two). Output written straight to the worker's file descriptors (by a child
- * process the job starts, say) still reaches the executor through the pipes, best effort.
+ * that run follows at once: a burst of runs costs one write a run, not two). Output written
+ * straight to the worker's file descriptors (by a child process the job starts, say) still reaches
+ * the executor through the pipes, best effort.
  *
  * The logs are written synchronously (`writeSync`, file mode 0600) and capped at the run's
  * `maxLogBytes` per stream: a job's `console.log` waits for the disk instead of queueing in memory
