@@ -159,7 +159,8 @@ async function lateness(server: ZooKeeperServer, scenario: string, count: number
   const t0 = Date.now();
   // Shell jobs are applied quiet first: enabled one after another with their cron, 1,000 of them
   // took 68 s to be applied, the first firing a shell each a second on the same two cores. (Node
-  // jobs are not: 1,000 of them all set firing in one instant were not steady within the 12 s.)
+  // jobs are not: in the one run that set 1,000 of them firing in one instant they were not steady
+  // within the 12 s — on a slow night, when enabled one after another they were not either.)
   const quietFirst = kind === 'shell';
   const s = await setup(server, jobs, `${kind}${count}`, quietFirst);
   progress(`${scenario}: applied ${((Date.now() - t0) / 1000).toFixed(1)} s after the jobs were written`);
