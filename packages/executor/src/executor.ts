@@ -310,6 +310,11 @@ export function createExecutor(options: ExecutorOptions): Executor {
     }
   }
 
+  /**
+   * Watches the executors' folder — its children are the executors' names, created once per name
+   * and removed only by hand (the console), not their presences — and tells every job runtime when
+   * it changes. (The name says more than it does; see JobRuntime.onPresenceChange.)
+   */
   async function watchPresences(): Promise<void> {
     if (closed) return;
     try {

@@ -59,7 +59,11 @@ export interface JobRuntime {
   setSummaryItems(items: readonly number[]): void;
   /** Re-sets every watch (after a new ZooKeeper session). */
   rewatch(): void;
-  /** A presence changed somewhere: a leader re-checks claims of dead sessions. */
+  /**
+   * The executors' folder changed (a name registered for the first time, or one removed): a leader
+   * re-checks the claims of dead sessions. (Presences themselves live one level down and are not
+   * watched here: a lost executor's claims are found through the allocator's new assignment.)
+   */
   onPresenceChange(): void;
   /** Items running now. */
   readonly running: number;
