@@ -164,10 +164,10 @@ async function lateness(server: ZooKeeperServer, scenario: string, count: number
   const quietFirst = kind === 'shell';
   const s = await setup(server, jobs, `${kind}${count}`, quietFirst);
   progress(`${scenario}: applied ${((Date.now() - t0) / 1000).toFixed(1)} s after the jobs were written`);
-  // Measure whole seconds of steady state. It starts once two fires in a row ran for every job
-  // (at most 12 s after the jobs were applied — and set to fire, if quiet first): the start-up before it — catch-up fires, Node
-  // workers starting, every job's first claims reading their shards — is reported separately, as
-  // its length and the fires it missed.
+  // Measure whole seconds of steady state. It starts once two fires in a row ran for every job (at
+  // most 12 s after the jobs were applied — and set to fire, if quiet first): the start-up before
+  // it — catch-up fires, Node workers starting, every job's first claims reading their shards — is
+  // reported separately, as its length and the fires it missed.
   const warmFrom = Math.ceil(Date.now() / 1000) * 1000;
   const latest = warmFrom + MAX_WARMUP_MS;
   // How long to wait: the window of the first steady start seen while waiting (read once a second
