@@ -245,8 +245,7 @@ async function runOne(raw: RunMessage): Promise<void> {
   const open = (path: string): Capture => ({ path, fd: undefined, cap: createLogCap(maxBytes), maxBytes, tail: createOutputTail() });
   current = { stdout: open(raw.stdoutPath), stderr: open(raw.stderrPath) };
   const started: WorkerMessage = { type: 'started', runId: raw.runId, at: Date.now() };
-  if (pendingDone) send([pendingDone, started]);
-  else send(started);
+  send(pendingDone ? [pendingDone, started] : started);
   pendingDone = undefined;
   const signal = controller.signal;
   try {
