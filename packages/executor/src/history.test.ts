@@ -89,6 +89,20 @@ describe('run history: records cannot be corrupted, readers never throw', () => 
     expect(h.list('a')).toHaveLength(50);
   });
 
+  it('a save that cannot rename its record into place rejects, leaves no temporary file and counts nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hist-'));
+    const h = createHistory({ dataDir: dir });
+    const t = Date.parse('2026-01-01T00:00:00Z');
+    const r = record('a', t);
+    // A folder where the record belongs: the rename of the written temporary file fails (EISDIR).
+    mkdirSync(join(dir, 'runs', 'a', `${r.runId}.json`), { recursive: true });
+    await expect(h.save(r)).rejects.toMatchObject({ code: 'EISDIR' });
+    expect(readdirSync(join(dir, 'runs', 'a')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(h.usage()).toEqual({ runs: 0, bytes: 0 });
+    await h.save(record('a', t + 1));
+    expect(h.list('a').map((x) => x.runId)).toEqual([record('a', t + 1).runId]);
+  });
+
   it('skips a truncated, empty, foreign or misplaced record, logs each once naming its file, and serves the rest', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hist-'));
     const { logger, lines } = capturingLogger();
@@ -197,7 +211,8 @@ describe('run history: the size bound holds at all times', () => {
     const jobDir = join(dir, 'runs', 'a');
     const saved: string[] = [];
     for (let i = 0; i < 30; i += 1) {
-      const r = record('a', t + i * 10);
+      // A run that wrote output has non-empty tails (a save looks for the logs of such runs only).
+      const r = record('a', t + i * 10, { stdoutTail: 'ooo', stderrTail: 'eee' });
       // As a runner does: the logs are complete before the record is saved.
       writeFileSync(h.logPaths('a', r.runId).stdout, 'o'.repeat(2500));
       writeFileSync(h.logPaths('a', r.runId).stderr, 'e'.repeat(500));
@@ -218,7 +233,7 @@ describe('run history: the size bound holds at all times', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hist-'));
     const t = Date.now() - 60_000;
     const before = createHistory({ dataDir: dir });
-    const old = Array.from({ length: 5 }, (_, i) => record('a', t + i));
+    const old = Array.from({ length: 5 }, (_, i) => record('a', t + i, { stdoutTail: 'xxx' }));
     for (const r of old) {
       writeFileSync(before.logPaths('a', r.runId).stdout, 'x'.repeat(3000));
       await before.save(r);
@@ -230,7 +245,7 @@ describe('run history: the size bound holds at all times', () => {
     const h = createHistory({ dataDir: dir, maxBytes: 17_000 });
     expect(await h.prune()).toBe(1);
     expect(h.usage().runs).toBe(5);
-    const next = record('a', Date.now());
+    const next = record('a', Date.now(), { stdoutTail: 'zzz' });
     writeFileSync(h.logPaths('a', next.runId).stdout, 'z'.repeat(3000));
     await h.save(next);
     // The save takes the total over again: the next oldest goes at once.
@@ -375,7 +390,7 @@ describe('run history: the tally of runs per job (summary)', () => {
     expect((await h.summary(0)).jobs).toEqual([]);
     const saved: RunRecord[] = [];
     for (let i = 0; i < 6; i += 1) {
-      const r = record('big', now - 60_000 + i * 1000);
+      const r = record('big', now - 60_000 + i * 1000, { stdoutTail: 'xxx' });
       writeFileSync(h.logPaths('big', r.runId).stdout, 'x'.repeat(3500));
       await h.save(r);
       saved.push(r);
