@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OrreryError, commandName, createMetrics, createZkClient, encodeJson, parseJobConfig, paths, readMetric, readShard, waitForEvent, type JobConfigInput, type Metrics, type ZkClient } from '@orrery/core';
-import { createTcpProxy, eventually, forceExpireSession, uniqueRoot, type TcpProxy } from '@orrery/core/testing';
+import { createTcpProxy, eventually, forceExpireSession, fourLetterWord, uniqueRoot, type TcpProxy } from '@orrery/core/testing';
 import { createExecutor, type Executor } from './index.js';
 import type { ExecutorEvents } from './executor-events.js';
 
@@ -222,8 +222,13 @@ describe('a manual run is never dropped silently', () => {
 });
 
 describe('ctx.isOwner()', () => {
-  it('turns false for a Node run whose claim someone else takes over', async () => {
-    const job = 'owner-takeover';
+  // A Node run's runtime watches its claim once the run has gone OWNERSHIP_WATCH_AFTER_MS (one
+  // `exists` with a watch); a takeover before that is found by that `exists`, one after by its watch.
+  it.each([
+    { when: 'at once (as a rule before its watch is set)', watched: false },
+    { when: 'once its watch is set', watched: true },
+  ])('turns false for a Node run whose claim someone else takes over $when', async ({ watched }) => {
+    const job = `owner-takeover-${watched ? 'watched' : 'early'}`;
     const ledger = join(dir, `${job}.txt`);
     appendFileSync(ledger, '');
     await ownedJob({ name: job, type: 'node', handler: 'watches-owner', jobParameter: ledger });
@@ -232,6 +237,9 @@ describe('ctx.isOwner()', () => {
     const { runId } = await started;
     await eventually(() => expect(readFileSync(ledger, 'utf8')).toContain(`start ${runId}`), { timeoutMs: 15_000 });
     const path = paths.jobShard(NS, job, 0);
+    // The server's watched paths (`wchp`), each on a line of its own.
+    const watchers = async (): Promise<string> => fourLetterWord(Number(zkConnect.split(':').at(-1)), 'wchp');
+    if (watched) await eventually(async () => expect(await watchers()).toContain(`${path}\n`), { timeoutMs: 10_000 });
     const held = (await readShard(admin, path))!;
     const takeover = { state: 'running', executor: 'intruder', session: 'deadbeef', runId: 'takeover', fireTime: Date.now(), startedAt: Date.now(), attempt: 1 };
     await admin.set(path, encodeJson(takeover), held.version);

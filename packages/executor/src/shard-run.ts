@@ -15,9 +15,10 @@
  *   compare-and-set back to idle), and a fire dropped by a disable is reported (`disabled`).
  * - **Ownership**: the run's `ctx.isOwner()` turns false as soon as its claim is no longer its own:
  *   when the executor fences (see job-runtime.ts), and, for a Node run, when the shard node changes
- *   under the run — one `exists` with a watch right after the claim (one request per Node run; the
- *   watch fires on the next write of the node, which is this run's completion unless someone took
- *   the claim over). A shell job has no `isOwner()`, so its runs need no watch.
+ *   under the run — one `exists` with a watch once the run has gone a second (one request per Node
+ *   run that lasts that long, none for a shorter one; the watch fires on the next write of the node,
+ *   which is this run's completion unless someone took the claim over). A takeover in a run's first
+ *   second is seen at that second. A shell job has no `isOwner()`, so its runs need no watch.
  * - **Complete**: one compare-and-set from the claim's version; a stale run records nothing. When
  *   ZooKeeper is out of reach it tries again once connected, checking first whether the lost write
  *   went through. A run the self-fence stopped whose claim still stands (the session survived) is
@@ -98,6 +99,13 @@ export function stopActiveRun(active: ActiveRun, reason: StopReason, graceMs?: n
   if (active.handle) active.handle.stop(reason, graceMs);
   else active.stopRequest = { reason, ...(graceMs !== undefined ? { graceMs } : {}) };
 }
+
+/**
+ * How long a Node run goes before its runtime watches its claim in ZooKeeper (`ctx.isOwner()`):
+ * most runs of an every-second job end sooner, and an `exists` and its watch's event for each would
+ * be a third of its ZooKeeper traffic.
+ */
+export const OWNERSHIP_WATCH_AFTER_MS = 1000;
 
 /** One run asked for. */
 export interface RunRequest {
@@ -320,20 +328,26 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
   }
 
   /**
-   * Tells the run when its claim is no longer its own: one `exists` with a watch on the shard node
-   * (one request per run). A version other than the claim's, or any change before the run settles,
-   * means someone else wrote the node — the claim is gone.
+   * Tells the run when its claim is no longer its own: one `exists` with a watch on the shard node,
+   * sent once the run has gone {@link OWNERSHIP_WATCH_AFTER_MS} (a run that ends sooner sends none).
+   * A version other than the claim's, or any change before the run settles, means someone else
+   * wrote the node — the claim is gone. (The fence, not this watch, guards a claim against a lost
+   * session; this catches a node written by hand, within the delay for a run's first second.)
    */
-  function watchOwnership(active: ActiveRun, claim: Claim, item: number): void {
+  function watchOwnership(active: ActiveRun, claim: Claim, item: number, startAt: number | undefined): void {
     const lost = (): void => {
       if (active.settling || !active.owner) return;
       active.owner = false;
       active.handle?.setOwner(false);
       logger.warn({ item, runId: active.runId, node: claim.path }, 'the claim of a run in progress was taken over: the run is told it is no longer the owner');
     };
-    void zk.exists(claim.path, () => lost()).then((stat) => {
-      if (stat?.version !== claim.version) lost();
-    }).catch(() => undefined); // a lost connection: the fence tells the run if it must
+    const watch = (): void => {
+      if (active.settling || !active.owner) return;
+      void zk.exists(claim.path, () => lost()).then((stat) => {
+        if (stat?.version !== claim.version) lost();
+      }).catch(() => undefined); // a lost connection: the fence tells the run if it must
+    };
+    setTimeout(watch, Math.max(0, (startAt ?? 0) - now()) + OWNERSHIP_WATCH_AFTER_MS).unref();
   }
 
   /** @param claimedFrom when the claim of a run started ahead of its fire time was begun. */
@@ -408,7 +422,7 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
         });
         adopt(handle);
         active.pending = startAt !== undefined;
-        watchOwnership(active, claim, item);
+        watchOwnership(active, claim, item, startAt);
         result = await handle.done;
       }
     }
