@@ -72,7 +72,7 @@ import { silentLogger, stdioWithoutSockets, toError, type Logger } from '@orrery
 import { jobEnvironment } from './job-env.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 import { createLazyFile, DEFAULT_MAX_LOG_BYTES, logTruncation, type LazyFile } from './lazy-file.js';
-import { parseParentMessage, parseWorkerMessages, type ParentMessage, type WorkerMessage } from './node-protocol.js';
+import { MAX_PARENT_BATCH, parseParentMessage, parseWorkerMessages, type ParentMessage, type WorkerMessage } from './node-protocol.js';
 import { stepNodeRun, type NodeRunEffect, type NodeRunEvent, type NodeRunState } from './node-run-state.js';
 import type { RunHandle, RunIo, RunResult } from './run-types.js';
 import { siblingModule } from './sibling-module.js';
@@ -177,6 +177,11 @@ interface Worker {
   ready: boolean;
   /** Started before the last reload: takes no more runs, exits once idle. */
   retired: boolean;
+  /**
+   * Its runs handed over in this turn of the event loop, not sent yet: they go out together, at most
+   * {@link MAX_PARENT_BATCH} to a message, once the turn's other work is done ({@link sendRun}).
+   */
+  outbox: ParentMessage[];
 }
 
 interface Run {
@@ -231,11 +236,40 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
   let closed = false;
   let recallTimer: NodeJS.Timeout | undefined;
 
-  const send = (worker: Worker, message: ParentMessage): void => {
+  /** Sends what `worker`'s outbox holds, in order. */
+  const flush = (worker: Worker): void => {
+    const out = worker.outbox;
+    if (out.length === 0) return;
+    worker.outbox = [];
     if (!worker.child.connected) return;
-    // Rejects when the worker is gone meanwhile: its 'close' settles its runs.
     // (`context` is JSON-safe by contract; the worker validates what arrives. The callback takes
     // the error of a worker gone meanwhile: its exit settles its runs.)
+    for (let i = 0; i < out.length; i += MAX_PARENT_BATCH) {
+      const part = out.slice(i, i + MAX_PARENT_BATCH);
+      worker.child.send(part.length === 1 ? part[0]! : part, () => undefined);
+    }
+  };
+  const outboxes = new Set<Worker>();
+  let flushing: NodeJS.Immediate | undefined;
+  const flushAll = (): void => {
+    flushing = undefined;
+    for (const w of outboxes) flush(w);
+    outboxes.clear();
+  };
+  /**
+   * Hands a run to `worker` at the end of this turn of the event loop, with the other runs handed to
+   * it meanwhile: a burst of fires (each claim's answer arrives in the same turn) costs the executor
+   * one write a worker, not one a run, and each run is in its worker's queue a turn later.
+   */
+  const sendRun = (worker: Worker, message: ParentMessage): void => {
+    worker.outbox.push(message);
+    outboxes.add(worker);
+    flushing ??= setImmediate(flushAll);
+  };
+  /** Sends at once, after any runs still in the worker's outbox (the worker sees them in order). */
+  const send = (worker: Worker, message: ParentMessage): void => {
+    flush(worker);
+    if (!worker.child.connected) return;
     worker.child.send(message, () => undefined);
   };
   const current = (w: Worker): Run | undefined => (w.runs[0] && hasStarted(w.runs[0]) ? w.runs[0] : undefined);
@@ -252,7 +286,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         case 'send-run': {
           const w = worker!;
           w.runs.push(run);
-          send(w, runMessage(run));
+          sendRun(w, runMessage(run));
           if (w.runs.length > 1 && !recallTimer) recallTimer = setTimeout(recallStuck, youngMs);
           break;
         }
@@ -384,7 +418,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       env: jobEnvironment(options.env ?? process.env),
     }) as ResultPromise<typeof WORKER_OPTIONS>;
     const worker: Worker = {
-      child, runs: [], dying: false, ready: false, retired: false,
+      child, runs: [], dying: false, ready: false, retired: false, outbox: [],
       exited: workerGone(child),
     };
     if (child.pid) options.onWorker?.(child.pid, worker.exited);

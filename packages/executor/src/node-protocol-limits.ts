@@ -1,7 +1,7 @@
 /**
- * The bounds of the messages between the executor and its Node workers (node-protocol.ts), apart
- * from the schemas so that the worker can read them without loading TypeBox (see
- * node-protocol-check.ts).
+ * The bounds of the messages between the executor and its Node workers (node-protocol.ts), and how
+ * a worker splits a batch, apart from the schemas so that the worker can read them without loading
+ * TypeBox (see node-protocol-check.ts).
  */
 
 /** Longest run id accepted in a message (run ids are UUIDs or short test names). */
@@ -12,3 +12,20 @@ export const MAX_PATH_LENGTH = 4096;
 export const MAX_TEXT_LENGTH = 64 * 1024;
 /** Longest log tail accepted from a worker; the worker keeps 4 KB, so this leaves room for UTF-8. */
 export const MAX_TAIL_LENGTH = 16 * 1024;
+/**
+ * The most messages the executor sends a worker as one (a JSON array, in order): the runs handed to
+ * a worker in one turn of the executor's event loop go out together — a burst of every-second jobs
+ * costs a write per worker, not per run.
+ */
+export const MAX_PARENT_BATCH = 64;
+
+/**
+ * What a worker does with what it received from the executor: one message, or an array of 1 to
+ * {@link MAX_PARENT_BATCH} messages, each to be checked on its own (the worker's standalone
+ * check of `ParentMessageSchema`); `problem` set for an array out of bounds, which is refused whole.
+ */
+export function splitParentBatch(input: unknown): { messages: unknown[]; problem?: string } {
+  if (!Array.isArray(input)) return { messages: [input] };
+  if (input.length === 0 || input.length > MAX_PARENT_BATCH) return { messages: [], problem: `array of ${input.length} messages: 1 to ${MAX_PARENT_BATCH} allowed` };
+  return { messages: input };
+}

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { describe, expect, it } from 'vitest';
 import { isParentMessage } from './node-protocol-check.js';
-import { MAX_ID_LENGTH, MAX_WORKER_BATCH, ParentMessageSchema, parseParentMessage, parseWorkerMessage, parseWorkerMessages } from './node-protocol.js';
+import { MAX_ID_LENGTH, MAX_PARENT_BATCH, MAX_WORKER_BATCH, ParentMessageSchema, parseParentMessage, parseWorkerMessage, parseWorkerMessages, splitParentBatch } from './node-protocol.js';
 
 const CHECK_FILE = fileURLToPath(new URL('./node-protocol-check.ts', import.meta.url));
 
@@ -60,6 +60,23 @@ describe('parseParentMessage', () => {
     expect(parsed.ok).toBe(ok);
     expect(isParentMessage(input)).toBe(ok); // the worker's standalone check agrees
     if (!parsed.ok) expect(parsed.problem.length).toBeGreaterThan(0);
+  });
+});
+
+describe('splitParentBatch (what a worker does with what arrives)', () => {
+  it.each<[string, unknown, number, boolean]>([
+    ['one message', run, 1, false],
+    ['a batch of runs, in order', [run, { ...run, runId: 'r2' }], 2, false],
+    ['a batch with a bad element: split, each is checked on its own', [run, { type: 'exec' }], 2, false],
+    ['an empty batch: refused whole', [], 0, true],
+    [`a batch of ${MAX_PARENT_BATCH}`, Array.from({ length: MAX_PARENT_BATCH }, () => run), MAX_PARENT_BATCH, false],
+    [`a batch of ${MAX_PARENT_BATCH + 1}: refused whole`, Array.from({ length: MAX_PARENT_BATCH + 1 }, () => run), 0, true],
+  ])('%s', (_, input, count, refused) => {
+    const { messages, problem } = splitParentBatch(input);
+    expect(messages).toHaveLength(count);
+    expect(problem !== undefined).toBe(refused);
+    if (Array.isArray(input) && !refused) expect(messages).toEqual(input);
+    expect(messages.map((m) => isParentMessage(m))).toEqual(messages.map((m) => parseParentMessage(m).ok));
   });
 });
 

@@ -13,9 +13,9 @@
 import { Type, type Static, type TLiteral, type TObject, type TUnion } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
-import { MAX_ID_LENGTH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH } from './node-protocol-limits.js';
+import { MAX_ID_LENGTH, MAX_PARENT_BATCH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH, splitParentBatch } from './node-protocol-limits.js';
 
-export { MAX_ID_LENGTH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH };
+export { MAX_ID_LENGTH, MAX_PARENT_BATCH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH, splitParentBatch };
 
 const RunId = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH });
 const FilePath = Type.String({ minLength: 1, maxLength: MAX_PATH_LENGTH });

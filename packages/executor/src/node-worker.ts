@@ -21,7 +21,9 @@
  * `2026-11-23T22:31:06.123Z info message` (a message of several lines gets the prefix on each).
  * `console.*` and `process.stdout.write` are written as they are.
  *
- * Every message from the executor is validated (node-protocol-check.ts: the schema's compiled check,
+ * The executor sends the runs it hands over in one turn of its event loop as one message (an array;
+ * node-protocol-limits.ts). Every message from the executor, each element of such an array on its
+ * own, is validated (node-protocol-check.ts: the schema's compiled check,
  * standalone, so that the worker does not load TypeBox); a malformed one is reported on
  * the worker's stderr (which reaches the executor's log of the running run, if any) and ignored.
  * The worker exits when its IPC channel closes (the executor is gone).
@@ -32,7 +34,7 @@ import { format } from 'node:util';
 import { formatLogLine } from './job-log-line.js';
 import { createLogCap, DEFAULT_MAX_LOG_BYTES, logTruncation, logTruncationMarker, PRIVATE_FILE_MODE, type LogCap } from './lazy-file.js';
 import { isParentMessage } from './node-protocol-check.js';
-import { MAX_TEXT_LENGTH } from './node-protocol-limits.js';
+import { MAX_TEXT_LENGTH, splitParentBatch } from './node-protocol-limits.js';
 import type { RunMessage, WorkerMessage } from './node-protocol.js';
 import { createOutputTail, type OutputTail } from './output-tail.js';
 
@@ -173,6 +175,13 @@ async function load(module: string): Promise<JobModule | undefined> {
   return job;
 }
 
+/** What arrives from the executor: one message, or several as an array (node-protocol-limits.ts). */
+function onMessages(input: unknown): void {
+  const { messages, problem } = splitParentBatch(input);
+  if (problem) process.stderr.write(`orrery node worker: ignored a malformed message (${problem})\n`);
+  for (const message of messages) onMessage(message);
+}
+
 function onMessage(input: unknown): void {
   if (!isParentMessage(input)) {
     const type = typeof input === 'object' && input !== null ? String((input as { type?: unknown }).type).slice(0, 64) : typeof input;
@@ -268,5 +277,5 @@ async function runOne(raw: RunMessage): Promise<void> {
 
 send({ type: 'ready' });
 // The IPC channel keeps this process alive; when the executor goes, so does it.
-process.on('message', onMessage);
+process.on('message', onMessages);
 process.on('disconnect', () => process.exit(0));

@@ -7,6 +7,7 @@ import { isProcessAlive } from '@orrery/core';
 import { eventually } from '@orrery/core/testing';
 import { runShell } from './shell-runner.js';
 import { createNodePool } from './node-pool.js';
+import { MAX_PARENT_BATCH } from './node-protocol.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'orrery-runners-'));
 let n = 0;
@@ -220,6 +221,20 @@ describe('node job pool dispatch', () => {
       // A run's end is told when the next run is not due yet, not held back to go with its start.
       expect(nowEndSeen).toBeLessThan(e.startedAt);
       // (Punctuality itself is measured by `npm run bench executor`.)
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it(`hands a burst given in one turn to its worker in batches (more than ${MAX_PARENT_BATCH} runs: several), and runs each once, in order`, async () => {
+    const pool = createNodePool({ min: 1, max: 1, pipelineYoungMs: 60_000 });
+    try {
+      const path = join(dir, 'batches.txt');
+      const names = Array.from({ length: MAX_PARENT_BATCH * 2 + 3 }, (_, i) => `burst-${i}`);
+      const runs = names.map((name) => pool.run(spec(name, path, 0)));
+      const results = await Promise.all(runs.map((r) => r.done));
+      expect(results.map((r) => r.status)).toEqual(names.map(() => 'succeeded'));
+      expect(ledgerLines(path)).toEqual(names);
     } finally {
       await pool.close();
     }
