@@ -103,54 +103,11 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   const traffic: number[] = [];
   executors.forEach((e, i) => { if (!e.noTraffic) traffic.push(i); });
   const load = new Float64Array(n);
-  // Executor index → the (job, item) shards it holds, for rebalancing.
-  const held: Array<Map<string, Set<number>>> = names.map(() => new Map());
+  const held: Array<Set<JobState>> = names.map(() => new Set());
   const jobs = [...cluster.jobs].sort((a, b) => byName(a.name, b.name));
   const states = new Map<string, JobState>();
 
-  let placed = 0;
-  const own = (s: JobState, item: number, e: number): void => {
-    placed += 1;
-    s.owner.set(item, e);
-    s.count[e]! += 1;
-    s.load[e]! += s.weight;
-    load[e]! += s.weight;
-    const mine = held[e]!;
-    let set = mine.get(s.job.name);
-    if (!set) mine.set(s.job.name, (set = new Set()));
-    set.add(item);
-  };
-  const disown = (s: JobState, item: number, e: number): void => {
-    s.owner.delete(item);
-    s.count[e]! -= 1;
-    s.load[e]! -= s.weight;
-    load[e]! -= s.weight;
-    held[e]!.get(s.job.name)!.delete(item);
-  };
-
-  /** Sheds the job's highest items on `e` above `keep`. */
-  const shed = (s: JobState, e: number, keep: number): void => {
-    while (s.count[e]! > keep) {
-      let item = -1;
-      for (const i of held[e]!.get(s.job.name)!) if (i > item) item = i;
-      disown(s, item, e);
-    }
-  };
-  /** Gives missing items, ascending, round-robin to the candidates below their target (while any is missing). */
-  const fill = (s: JobState, target: Int32Array): void => {
-    const total = s.job.shardingTotalCount;
-    let item = 0;
-    for (let open = true; open;) {
-      open = false;
-      for (const e of s.candidates) {
-        if (s.count[e]! >= target[e]!) continue;
-        while (item < total && s.owner.has(item)) item += 1;
-        if (item >= total) return;
-        own(s, item, e);
-        open = true;
-      }
-    }
-  };
+  const t: Totals = { load, held, placed: 0 };
 
   // Jobs with the same constraints share their candidates (most jobs have none).
   const candidateCache = new Map<string, { candidates: number[]; isCandidate: Uint8Array; reason: UnassignedReason | undefined }>();
@@ -188,6 +145,21 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
     seen = new Int32Array(largest);
   }
 
+  // Each worked-through job's per-executor load and count: slices of arrays shared by 256 jobs, not
+  // two arrays per job (10,000 jobs × 100 executors made 20,000 buffers, and their collection, per
+  // round), and only for the jobs worked through (a leave round keeps most as they were).
+  const SLICES = 256;
+  let jobLoads = new Float64Array(0);
+  let jobCounts = new Int32Array(0);
+  const slices = (slot: number): { load: Float64Array; count: Int32Array } => {
+    const k = slot % SLICES;
+    if (k === 0) {
+      jobLoads = new Float64Array(n * SLICES);
+      jobCounts = new Int32Array(n * SLICES);
+    }
+    return { load: jobLoads.subarray(k * n, (k + 1) * n), count: jobCounts.subarray(k * n, (k + 1) * n) };
+  };
+
   // 1. Keep every shard that may stay where it is.
   for (const job of jobs) {
     if (!job.enabled) continue;
@@ -199,7 +171,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
       for (const executor in before.items) load[index.get(executor)!]! += job.loadLevel * before.items[executor]!.length;
       continue;
     }
-    const state: JobState = { job, weight: job.loadLevel, candidates: c.candidates, isCandidate: c.isCandidate, reason: c.reason, owner: new Map(), load: new Float64Array(n), count: new Int32Array(n), floor: 0 };
+    const state: JobState = { job, weight: job.loadLevel, candidates: c.candidates, isCandidate: c.isCandidate, reason: c.reason, owner: new Map(), ...slices(states.size), floor: 0 };
     states.set(job.name, state);
     const placedBefore = before?.items ?? {};
     for (const executor of Object.keys(placedBefore).sort(byName)) {
@@ -209,7 +181,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
       for (const item of job.localMode ? items.slice(0, 1) : items) {
         if (!Number.isInteger(item) || item < 0 || state.owner.has(item)) continue;
         if (!job.localMode && item >= job.shardingTotalCount) continue;
-        own(state, item, e);
+        own(t, state, item, e);
       }
     }
   }
@@ -219,7 +191,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   //    heavy job's shard (isolation), then to those already holding that many (stickiness), then
   //    to the least total load; excess shards are shed and every missing item goes to a candidate
   //    below its target. A job whose shards already meet this is not touched.
-  const keptPlaced = placed;
+  const keptPlaced = t.placed;
   let heavy: JobState | undefined;
   {
     let sum = 0;
@@ -231,24 +203,10 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   }
   const unassigned = new Map<string, Array<{ item: number; reason: UnassignedReason }>>();
   const ordered = [...states.values()].sort((a, b) => b.weight - a.weight || byName(a.job.name, b.job.name));
-  const target = new Int32Array(n);
-  const chosen = new Uint8Array(n);
+  const scratch: Scratch = { target: new Int32Array(n), chosen: new Uint8Array(n), pickE: new Int32Array(n), pick0: new Uint8Array(n), pick1: new Uint8Array(n), pick2: new Float64Array(n) };
   // 2a. First what leaves no choice, for every job: shed above ⌈T/m⌉, fill up to ⌊T/m⌋. The choices
   //     of 2b (who takes a remainder) then see the loads these forced placements make.
-  for (const st of ordered) {
-    const m = st.candidates.length;
-    if (st.job.localMode || m === 0) continue;
-    const total = st.job.shardingTotalCount;
-    const floor = Math.floor(total / m);
-    const ceil = Math.ceil(total / m);
-    st.floor = floor;
-    if (st.owner.size === total && isSpread(st, floor, total - floor * m, undefined)) continue;
-    for (const e of st.candidates) {
-      target[e] = floor;
-      shed(st, e, ceil);
-    }
-    fill(st, target);
-  }
+  for (const st of ordered) if (!st.job.localMode && st.candidates.length > 0) force(t, st, scratch.target);
   for (const st of ordered) {
     if (st.job.localMode) {
       const withItem = new Set(st.owner.values());
@@ -256,7 +214,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
       for (const e of st.candidates) {
         if (withItem.has(e)) continue;
         while (st.owner.has(next)) next += 1;
-        own(st, next, e);
+        own(t, st, next, e);
       }
       continue;
     }
@@ -265,46 +223,16 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
       if (total > 0) unassigned.set(st.job.name, Array.from({ length: total }, (_, item) => ({ item, reason: st.reason ?? 'no-eligible-executor' })));
       continue;
     }
-    const m = st.candidates.length;
-    const floor = Math.floor(total / m);
-    const extra = total - floor * m;
-    const isolate = heavy !== undefined && heavy !== st;
-    if (st.owner.size === total && isSpread(st, floor, extra, isolate ? heavy : undefined)) continue;
-    // Choose the r executors that get one more: a scan per slot (r·m), no sort.
-    chosen.fill(0);
-    for (let slot = 0; slot < extra; slot += 1) {
-      let best = -1;
-      let k0 = 0;
-      let k1 = 0;
-      let k2 = 0;
-      for (const e of st.candidates) {
-        if (chosen[e]) continue;
-        const a0 = isolate && heavy!.count[e]! > 0 ? 1 : 0;
-        const a1 = st.count[e]! > floor ? 0 : 1;
-        const a2 = load[e]! - st.load[e]!;
-        if (best < 0 || a0 < k0 || (a0 === k0 && (a1 < k1 || (a1 === k1 && a2 < k2)))) {
-          best = e;
-          k0 = a0;
-          k1 = a1;
-          k2 = a2;
-        }
-      }
-      chosen[best] = 1;
-    }
-    for (const e of st.candidates) {
-      target[e] = floor + chosen[e]!;
-      shed(st, e, target[e]!);
-    }
-    fill(st, target);
+    spread(t, st, heavy, scratch);
   }
 
-  const forced = placed > keptPlaced;
+  const forced = t.placed > keptPlaced;
 
   // 3. Rebalance towards joiners (or everyone, on a requested reshard).
   const joiners = options.rebalance ? traffic : traffic.filter((e) => !previousMembers.has(names[e]!));
-  if (joiners.length > 0) rebalance(joiners, traffic, load, held, states, heavy, own, disown);
+  if (joiners.length > 0) rebalance(joiners, traffic, t, states, heavy);
   if (requested.size > 0) {
-    rebalance(traffic, traffic, load, held, states, heavy, own, disown, requested);
+    rebalance(traffic, traffic, t, states, heavy, requested);
   }
   // 3b. Repair total balance where forced placements (a leave, a drain, a config change) left max −
   //     min load above the largest shard weight: moves between any executors that keep every job
@@ -321,7 +249,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   // needs more); total balance is then the best those moves allow, until the next join or reshard.
   // A join repairs too when it forced no placement (every job has fewer shards than executors):
   // otherwise a leave's imbalance would outlive it.
-  if ((forced || joined) && !left && hi - lo > maxWeight) rebalance(traffic, traffic, load, held, states, heavy, own, disown, undefined, maxWeight, new Set());
+  if ((forced || joined) && !left && hi - lo > maxWeight) rebalance(traffic, traffic, t, states, heavy, undefined, maxWeight, new Set());
 
   // 4. The output, in a canonical order (executor indexes ascend with names).
   const out: Allocation = { members: traffic.map((e) => names[e]!), jobs: {} };
@@ -336,33 +264,176 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
       out.jobs[job.name] = { items: {}, unassigned: [] };
       continue;
     }
-    const byExecutor = new Map<number, number[]>();
-    for (const [item, e] of st.owner) {
-      const list = byExecutor.get(e);
-      if (list) list.push(item);
-      else byExecutor.set(e, [item]);
-    }
-    const items: Record<string, number[]> = {};
-    for (const e of [...byExecutor.keys()].sort((a, b) => a - b)) items[names[e]!] = byExecutor.get(e)!.sort((a, b) => a - b);
-    out.jobs[job.name] = { items, unassigned: unassigned.get(job.name) ?? [] };
+    out.jobs[job.name] = { items: itemsByName(st, names), unassigned: unassigned.get(job.name) ?? [] };
   }
   return out;
+}
+
+/**
+ * What placing a shard changes besides its job's own state: every executor's total load, the jobs it
+ * holds, and the count of placements of the round. (The helpers below are module functions, not
+ * closures of each call: a closure is a new function every call, and the optimised `allocate` of
+ * one call gave way — deoptimised, "wrong call target" — at the next.)
+ */
+interface Totals {
+  /** Executor index → the total weight of its shards. */
+  load: Float64Array;
+  /**
+   * Executor index → the jobs that have (or had, this round) a shard on it, in the order they first
+   * did (rebalancing goes through them in that order); which items a job has there is in its owner map.
+   */
+  held: Array<Set<JobState>>;
+  placed: number;
+}
+
+function own(t: Totals, s: JobState, item: number, e: number): void {
+  t.placed += 1;
+  s.owner.set(item, e);
+  s.count[e]! += 1;
+  s.load[e]! += s.weight;
+  t.load[e]! += s.weight;
+  t.held[e]!.add(s);
+}
+
+function disown(t: Totals, s: JobState, item: number, e: number): void {
+  s.owner.delete(item);
+  s.count[e]! -= 1;
+  s.load[e]! -= s.weight;
+  t.load[e]! -= s.weight;
+}
+
+/** Sheds the job's highest items on `e` above `keep`. */
+function shed(t: Totals, s: JobState, e: number, keep: number): void {
+  const excess = s.count[e]! - keep;
+  if (excess <= 0) return;
+  const mine: number[] = [];
+  for (const [item, holder] of s.owner) if (holder === e) mine.push(item);
+  mine.sort((a, b) => b - a);
+  for (let i = 0; i < excess; i += 1) disown(t, s, mine[i]!, e);
+}
+
+/** Gives missing items, ascending, round-robin to the candidates below their target (while any is missing). */
+function fill(t: Totals, s: JobState, target: Int32Array): void {
+  const total = s.job.shardingTotalCount;
+  let item = 0;
+  for (let open = true; open;) {
+    open = false;
+    for (const e of s.candidates) {
+      if (s.count[e]! >= target[e]!) continue;
+      while (item < total && s.owner.has(item)) item += 1;
+      if (item >= total) return;
+      own(t, s, item, e);
+      open = true;
+    }
+  }
+}
+
+/** Scratch space of {@link force} and {@link spread}, one set per call of {@link allocate} (n entries each). */
+interface Scratch {
+  /** Executor index → the shards the job being spread should hold there. */
+  target: Int32Array;
+  /** 1 for the candidates chosen to take one of the job's remainder shards. */
+  chosen: Uint8Array;
+  /** The r best candidates so far and their keys, in order (2b's choice). */
+  pickE: Int32Array;
+  pick0: Uint8Array;
+  pick1: Uint8Array;
+  pick2: Float64Array;
+}
+
+/** Step 2a for one job with candidates: shed above ⌈T/m⌉, fill up to ⌊T/m⌋. */
+function force(t: Totals, st: JobState, target: Int32Array): void {
+  const m = st.candidates.length;
+  const total = st.job.shardingTotalCount;
+  const floor = Math.floor(total / m);
+  const ceil = Math.ceil(total / m);
+  st.floor = floor;
+  if (st.owner.size === total && isSpread(st, floor, total - floor * m, undefined)) return;
+  // (Nothing to shed with no shard placed; nothing forced with a floor of 0: fewer shards than candidates.)
+  if (st.owner.size > 0) for (const e of st.candidates) shed(t, st, e, ceil);
+  if (floor > 0) {
+    for (const e of st.candidates) target[e] = floor;
+    fill(t, st, target);
+  }
+}
+
+/**
+ * Step 2b for one job with candidates, not localMode: every candidate gets ⌊T/m⌋ shards and the
+ * chosen r = T mod m of them one more (see {@link allocate}, step 2).
+ */
+function spread(t: Totals, st: JobState, heavy: JobState | undefined, p: Scratch): void {
+  const total = st.job.shardingTotalCount;
+  const m = st.candidates.length;
+  const floor = Math.floor(total / m);
+  const extra = total - floor * m;
+  const isolate = heavy !== undefined && heavy !== st;
+  if (st.owner.size === total && isSpread(st, floor, extra, isolate ? heavy : undefined)) return;
+  // Choose the r executors that get one more: the r least by (isolation, stickiness, the other
+  // jobs' load on it, then the smaller index) — in one pass over the candidates, keeping the r
+  // best so far in order (what r scans for the least not yet chosen would pick; the keys do not
+  // change while choosing).
+  let picked = 0;
+  if (extra > 0) for (const e of st.candidates) {
+    const a0 = isolate && heavy!.count[e]! > 0 ? 1 : 0;
+    const a1 = st.count[e]! > floor ? 0 : 1;
+    const a2 = t.load[e]! - st.load[e]!;
+    let i = picked < extra ? picked : extra - 1;
+    if (picked === extra && !keyLess(a0, a1, a2, p.pick0[i]!, p.pick1[i]!, p.pick2[i]!)) continue;
+    if (picked < extra) picked += 1;
+    // Ties keep the earlier candidate (a smaller index) ahead.
+    while (i > 0 && keyLess(a0, a1, a2, p.pick0[i - 1]!, p.pick1[i - 1]!, p.pick2[i - 1]!)) {
+      p.pickE[i] = p.pickE[i - 1]!;
+      p.pick0[i] = p.pick0[i - 1]!;
+      p.pick1[i] = p.pick1[i - 1]!;
+      p.pick2[i] = p.pick2[i - 1]!;
+      i -= 1;
+    }
+    p.pickE[i] = e;
+    p.pick0[i] = a0;
+    p.pick1[i] = a1;
+    p.pick2[i] = a2;
+  }
+  p.chosen.fill(0);
+  for (let i = 0; i < picked; i += 1) p.chosen[p.pickE[i]!] = 1;
+  // Nothing to shed from a job with no shard placed yet (every job, in a first round).
+  const placedAny = st.owner.size > 0;
+  for (const e of st.candidates) {
+    p.target[e] = floor + p.chosen[e]!;
+    if (placedAny) shed(t, st, e, p.target[e]!);
+  }
+  fill(t, st, p.target);
+}
+
+/** A job's items by executor name, in canonical order (executor indexes ascend with names; items ascending). */
+function itemsByName(st: JobState, names: readonly string[]): Record<string, number[]> {
+  const byExecutor = new Map<number, number[]>();
+  for (const [item, e] of st.owner) {
+    const list = byExecutor.get(e);
+    if (list) list.push(item);
+    else byExecutor.set(e, [item]);
+  }
+  const items: Record<string, number[]> = {};
+  for (const e of [...byExecutor.keys()].sort((a, b) => a - b)) items[names[e]!] = byExecutor.get(e)!.sort((a, b) => a - b);
+  return items;
+}
+
+/** Lexicographic (a0, a1, a2) < (b0, b1, b2). */
+function keyLess(a0: number, a1: number, a2: number, b0: number, b1: number, b2: number): boolean {
+  return a0 < b0 || (a0 === b0 && (a1 < b1 || (a1 === b1 && a2 < b2)));
 }
 
 function rebalance(
   joiners: readonly number[],
   traffic: readonly number[],
-  load: Float64Array,
-  held: Array<Map<string, Set<number>>>,
+  t: Totals,
   states: Map<string, JobState>,
   heavy: JobState | undefined,
-  own: (s: JobState, item: number, e: number) => void,
-  disown: (s: JobState, item: number, e: number) => void,
   onlyJobs?: ReadonlySet<string>,
   minGap = 1,
   oncePerJob?: Set<string>,
 ): number {
   // Each move strictly lowers the sum of squared loads, so this ends.
+  const { load, held } = t;
   let moves = 0;
   for (;;) {
     let moved = false;
@@ -373,13 +444,11 @@ function rebalance(
       for (const from of sources) {
         const gap = load[from]! - toLoad;
         let best: JobState | undefined;
-        let bestItems: Set<number> | undefined;
         let k0 = 0;
         let k1 = 0;
         let k2 = 0;
-        for (const [jobName, items] of held[from]!) {
-          if (items.size === 0 || (onlyJobs && !onlyJobs.has(jobName)) || oncePerJob?.has(jobName)) continue;
-          const st = states.get(jobName)!;
+        for (const st of held[from]!) {
+          if (st.count[from] === 0 || (onlyJobs && !onlyJobs.has(st.job.name)) || oncePerJob?.has(st.job.name)) continue;
           if (st.job.localMode || st.weight >= gap || !st.isCandidate[to]) continue;
           // Only from a holder of one more than the target: the job stays spread. Isolation: never
           // onto a heavy job's executor; the heavy job's own shards only onto an executor that
@@ -392,17 +461,17 @@ function rebalance(
           const a2 = -st.weight;
           if (!best || a0 < k0 || (a0 === k0 && (a1 < k1 || (a1 === k1 && a2 < k2)))) {
             best = st;
-            bestItems = items;
             k0 = a0;
             k1 = a1;
             k2 = a2;
           }
         }
-        if (best && bestItems) {
+        if (best) {
+          // Its highest item on the source moves.
           let item = -1;
-          for (const i of bestItems) if (i > item) item = i;
-          disown(best, item, from);
-          own(best, item, to);
+          for (const [i, holder] of best.owner) if (holder === from && i > item) item = i;
+          disown(t, best, item, from);
+          own(t, best, item, to);
           oncePerJob?.add(best.job.name);
           moved = true;
           moves += 1;
