@@ -429,6 +429,23 @@ describe('allocate — rules by example', () => {
     expect(allocate(EMPTY_ALLOCATION, c).jobs.x!.items).toEqual({ a: [0, 3], b: [1, 4], c: [2, 5] });
   });
 
+  it('spreads the executors that share jobs, so that a leaver\'s job leaderships go to many survivors, not two neighbours', () => {
+    const names = Array.from({ length: 50 }, (_, i) => `e-${String(i).padStart(2, '0')}`);
+    const c: Cluster = { executors: names.map((n) => ex(n)), jobs: Array.from({ length: 2000 }, (_, i) => job(`j-${i}`, { shardingTotalCount: 3 })) };
+    const a = allocate(EMPTY_ALLOCATION, c);
+    const shared = new Map<string, number>();
+    for (const entry of Object.values(a.jobs)) {
+      const holders = Object.keys(entry.items);
+      for (const x of holders) for (const y of holders) if (x < y) shared.set(`${x}|${y}`, (shared.get(`${x}|${y}`) ?? 0) + 1);
+    }
+    // 6,000 pairs over 1,225: about 5 jobs a pair. Ties broken by name used 100 pairs, 60 jobs each.
+    expect(shared.size).toBeGreaterThan(1000);
+    expect(Math.max(...shared.values())).toBeLessThanOrEqual(15);
+    // Still balanced, and the same inputs give the same allocation.
+    expect(new Set(loads(a, c).values())).toEqual(new Set([120]));
+    expect(allocate(EMPTY_ALLOCATION, c)).toEqual(a);
+  });
+
   it('spreads a job 2/2/2 next to a pinned job and a localMode job (a user\'s report: it was 3/2/1)', () => {
     const c: Cluster = {
       executors: [ex('e1'), ex('e2'), ex('e3')],

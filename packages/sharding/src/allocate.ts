@@ -6,8 +6,9 @@
  * - **Per job first**: a job's T shards spread over its m candidates — each holds ⌊T/m⌋ or ⌈T/m⌉,
  *   so the numbers on any two candidates differ by at most one. This holds in every output.
  * - **Total load second**: which candidates take the T mod m remainder shards is decided, heaviest
- *   job first, by the least total load; forced placements (filling every candidate up to ⌊T/m⌋)
- *   are made for all jobs before these choices.
+ *   job first, by the least total load, ties by a draw fixed by the job's and the executor's names
+ *   (so that jobs do not all share the same neighbours); forced placements (filling every candidate
+ *   up to ⌊T/m⌋) are made for all jobs before these choices.
  * - **Sticky**: a shard stays where it is while its executor may still hold it (a candidate) and
  *   the spread allows it: a remainder stays with the executors that already hold one more.
  * - **Heavy job**: an enabled, non-localMode job with candidates whose loadLevel exceeds the sum of
@@ -94,7 +95,8 @@ const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Computes the next allocation. Deterministic: the same inputs give the same output. */
 export function allocate(previous: Allocation, cluster: Cluster, options: AllocateOptions = {}): Allocation {
-  // Executors are addressed by index in name order (ties between equal keys go to the smaller name);
+  // Executors are addressed by index in name order (ties between equal keys go to the smaller name,
+  // but for the remainder holders of step 2b, drawn by name hashes);
   // typed arrays instead of maps keep the hot loops cheap.
   const executors = [...cluster.executors].sort((a, b) => byName(a.name, b.name));
   const n = executors.length;
@@ -203,7 +205,7 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
   }
   const unassigned = new Map<string, Array<{ item: number; reason: UnassignedReason }>>();
   const ordered = [...states.values()].sort((a, b) => b.weight - a.weight || byName(a.job.name, b.job.name));
-  const scratch: Scratch = { target: new Int32Array(n), chosen: new Uint8Array(n), pickE: new Int32Array(n), pick0: new Uint8Array(n), pick1: new Uint8Array(n), pick2: new Float64Array(n) };
+  const scratch: Scratch = { target: new Int32Array(n), chosen: new Uint8Array(n), pickE: new Int32Array(n), pick0: new Uint8Array(n), pick1: new Uint8Array(n), pick2: new Float64Array(n), pick3: new Uint32Array(n), executorHash: Uint32Array.from(names, nameHash) };
   // 2a. First what leaves no choice, for every job: shed above ⌈T/m⌉, fill up to ⌊T/m⌋. The choices
   //     of 2b (who takes a remainder) then see the loads these forced placements make.
   for (const st of ordered) if (!st.job.localMode && st.candidates.length > 0) force(t, st, scratch.target);
@@ -339,6 +341,9 @@ interface Scratch {
   pick0: Uint8Array;
   pick1: Uint8Array;
   pick2: Float64Array;
+  pick3: Uint32Array;
+  /** Executor index → its name's hash. */
+  executorHash: Uint32Array;
 }
 
 /** Step 2a for one job with candidates: shed above ⌈T/m⌉, fill up to ⌊T/m⌋. */
@@ -369,29 +374,36 @@ function spread(t: Totals, st: JobState, heavy: JobState | undefined, p: Scratch
   const isolate = heavy !== undefined && heavy !== st;
   if (st.owner.size === total && isSpread(st, floor, extra, isolate ? heavy : undefined)) return;
   // Choose the r executors that get one more: the r least by (isolation, stickiness, the other
-  // jobs' load on it, then the smaller index) — in one pass over the candidates, keeping the r
-  // best so far in order (what r scans for the least not yet chosen would pick; the keys do not
-  // change while choosing).
+  // jobs' load on it, then a tie-break drawn from the job's and the executor's names) — in one pass
+  // over the candidates, keeping the r best so far in order (the keys do not change while choosing).
+  // The tie-break spreads the executors a job's shards share: by index, every job of a balanced
+  // round picked the same neighbours (10,000 jobs × 3 over 100 executors used 200 pairs of executors
+  // of 4,950, each pair sharing 200 jobs, so one executor's death left two neighbours to take over
+  // some 200 job leaderships each at once).
   let picked = 0;
+  const jobHash = extra > 0 ? nameHash(st.job.name) : 0;
   if (extra > 0) for (const e of st.candidates) {
     const a0 = isolate && heavy!.count[e]! > 0 ? 1 : 0;
     const a1 = st.count[e]! > floor ? 0 : 1;
     const a2 = t.load[e]! - st.load[e]!;
+    const a3 = mixHash(jobHash ^ p.executorHash[e]!);
     let i = picked < extra ? picked : extra - 1;
-    if (picked === extra && !keyLess(a0, a1, a2, p.pick0[i]!, p.pick1[i]!, p.pick2[i]!)) continue;
+    if (picked === extra && !keyLess(a0, a1, a2, a3, p.pick0[i]!, p.pick1[i]!, p.pick2[i]!, p.pick3[i]!)) continue;
     if (picked < extra) picked += 1;
-    // Ties keep the earlier candidate (a smaller index) ahead.
-    while (i > 0 && keyLess(a0, a1, a2, p.pick0[i - 1]!, p.pick1[i - 1]!, p.pick2[i - 1]!)) {
+    // Equal keys in full (a hash collision): the candidate met earlier, the smaller index, ahead.
+    while (i > 0 && keyLess(a0, a1, a2, a3, p.pick0[i - 1]!, p.pick1[i - 1]!, p.pick2[i - 1]!, p.pick3[i - 1]!)) {
       p.pickE[i] = p.pickE[i - 1]!;
       p.pick0[i] = p.pick0[i - 1]!;
       p.pick1[i] = p.pick1[i - 1]!;
       p.pick2[i] = p.pick2[i - 1]!;
+      p.pick3[i] = p.pick3[i - 1]!;
       i -= 1;
     }
     p.pickE[i] = e;
     p.pick0[i] = a0;
     p.pick1[i] = a1;
     p.pick2[i] = a2;
+    p.pick3[i] = a3;
   }
   p.chosen.fill(0);
   for (let i = 0; i < picked; i += 1) p.chosen[p.pickE[i]!] = 1;
@@ -417,9 +429,27 @@ function itemsByName(st: JobState, names: readonly string[]): Record<string, num
   return items;
 }
 
-/** Lexicographic (a0, a1, a2) < (b0, b1, b2). */
-function keyLess(a0: number, a1: number, a2: number, b0: number, b1: number, b2: number): boolean {
-  return a0 < b0 || (a0 === b0 && (a1 < b1 || (a1 === b1 && a2 < b2)));
+/** A name's 32-bit FNV-1a hash (jobs' and executors' names, for {@link spread}'s tie-break). */
+function nameHash(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i += 1) {
+    h ^= name.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** A 32-bit integer's bits mixed (the finaliser of MurmurHash3): nearby inputs give unrelated outputs. */
+function mixHash(x: number): number {
+  let h = x >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Lexicographic (a0, a1, a2, a3) < (b0, b1, b2, b3). */
+function keyLess(a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number): boolean {
+  return a0 < b0 || (a0 === b0 && (a1 < b1 || (a1 === b1 && (a2 < b2 || (a2 === b2 && a3 < b3)))));
 }
 
 function rebalance(
