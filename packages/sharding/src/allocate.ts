@@ -96,8 +96,7 @@ const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 /** Computes the next allocation. Deterministic: the same inputs give the same output. */
 export function allocate(previous: Allocation, cluster: Cluster, options: AllocateOptions = {}): Allocation {
   // Executors are addressed by index in name order (ties between equal keys go to the smaller name,
-  // but for the remainder holders of step 2b, drawn by name hashes);
-  // typed arrays instead of maps keep the hot loops cheap.
+  // except step 2b's, drawn from name hashes); typed arrays instead of maps keep the hot loops cheap.
   const executors = [...cluster.executors].sort((a, b) => byName(a.name, b.name));
   const n = executors.length;
   const names = executors.map((e) => e.name);
