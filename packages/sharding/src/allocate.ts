@@ -272,9 +272,10 @@ export function allocate(previous: Allocation, cluster: Cluster, options: Alloca
 
 /**
  * What placing a shard changes besides its job's own state: every executor's total load, the jobs it
- * holds, and the count of placements of the round. (The helpers below are module functions, not
- * closures of each call: a closure is a new function every call, and the optimised `allocate` of
- * one call gave way — deoptimised, "wrong call target" — at the next.)
+ * holds, and the count of placements of the round. (The helpers below, and the per-job steps, are
+ * module functions, not closures of each call: a closure is a new function every call, so code
+ * optimised for one call's closures was not reused at the next. Module functions are optimised
+ * early in the first call and stay so, even when `allocate` itself is deoptimised between calls.)
  */
 interface Totals {
   /** Executor index → the total weight of its shards. */
