@@ -20,12 +20,14 @@ export const MAX_TAIL_LENGTH = 16 * 1024;
 export const MAX_PARENT_BATCH = 64;
 
 /**
- * What a worker does with what it received from the executor: one message, or an array of 1 to
- * {@link MAX_PARENT_BATCH} messages, each to be checked on its own (the worker's standalone
- * check of `ParentMessageSchema`); `problem` set for an array out of bounds, which is refused whole.
+ * Splits what one side received into its messages: one message, or an array of 1 to `max` messages,
+ * each to be checked on its own; `problem` set for an array out of bounds, which is refused whole.
  */
-export function splitParentBatch(input: unknown): { messages: unknown[]; problem?: string } {
+export function splitBatch(input: unknown, max: number): { messages: unknown[]; problem?: string } {
   if (!Array.isArray(input)) return { messages: [input] };
-  if (input.length === 0 || input.length > MAX_PARENT_BATCH) return { messages: [], problem: `array of ${input.length} messages: 1 to ${MAX_PARENT_BATCH} allowed` };
+  if (input.length === 0 || input.length > max) return { messages: [], problem: `array of ${input.length} messages: 1 to ${max} allowed` };
   return { messages: input };
 }
+
+/** What a worker does with what it received from the executor (the worker checks each message with its standalone check of `ParentMessageSchema`). */
+export const splitParentBatch = (input: unknown): { messages: unknown[]; problem?: string } => splitBatch(input, MAX_PARENT_BATCH);

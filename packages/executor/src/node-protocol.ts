@@ -13,7 +13,7 @@
 import { Type, type Static, type TLiteral, type TObject, type TUnion } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 
-import { MAX_ID_LENGTH, MAX_PARENT_BATCH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH, splitParentBatch } from './node-protocol-limits.js';
+import { MAX_ID_LENGTH, MAX_PARENT_BATCH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH, splitBatch, splitParentBatch } from './node-protocol-limits.js';
 
 export { MAX_ID_LENGTH, MAX_PARENT_BATCH, MAX_PATH_LENGTH, MAX_TAIL_LENGTH, MAX_TEXT_LENGTH, splitParentBatch };
 
@@ -116,7 +116,6 @@ export const MAX_WORKER_BATCH = 16;
  * others stand). An array out of bounds is refused whole.
  */
 export function parseWorkerMessages(input: unknown): Array<Parsed<WorkerMessage>> {
-  if (!Array.isArray(input)) return [parseWorkerMessage(input)];
-  if (input.length === 0 || input.length > MAX_WORKER_BATCH) return [{ ok: false, problem: `array of ${input.length} messages: 1 to ${MAX_WORKER_BATCH} allowed` }];
-  return input.map((m: unknown) => parseWorkerMessage(m));
+  const { messages, problem } = splitBatch(input, MAX_WORKER_BATCH);
+  return problem ? [{ ok: false, problem }] : messages.map((m) => parseWorkerMessage(m));
 }
