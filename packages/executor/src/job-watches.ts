@@ -83,7 +83,9 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
   let closed = false;
   let applied: Applied | undefined;
   const seenCommands = new Set<string>();
-  let commandsFolder = false;
+  // Assumed there until a listing finds it missing: an existing job's folder costs no write (with
+  // three executors holding a job, each making it first was three creates, two of them refused).
+  let commandsFolder = true;
   let commandRetry: NodeJS.Timeout | undefined;
 
   const watchConfig = async (): Promise<void> => {
@@ -162,8 +164,8 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
   }
 
   /**
-   * Lists the command names (setting the watch), making the commands folder first when it is missing;
-   * undefined when the job is gone. The folder is made (or found) once: later passes only list it.
+   * Lists the command names (setting the watch), making the commands folder when the listing finds
+   * it missing; undefined when the job is gone.
    */
   async function listCommands(): Promise<string[] | undefined> {
     const path = paths.jobCommands(namespace, job);
@@ -177,8 +179,9 @@ export function createJobWatches(options: JobWatchesOptions): JobWatches {
         return (await zk.getChildren(path, () => watchCommands())).sort();
       } catch (error) {
         if (!hasErrorCode(error, 'no-node')) throw error;
-        // Deleted (by hand, or with the job): made again, unless the job is gone. Its commands went
-        // with it, and a new folder numbers sequential names from 0 again: forget the names seen.
+        // Not made yet, or deleted (by hand, or with the job): made, unless the job is gone. A deleted
+        // folder's commands went with it, and a new one numbers sequential names from 0 again:
+        // forget the names seen.
         commandsFolder = false;
         seenCommands.clear();
       }

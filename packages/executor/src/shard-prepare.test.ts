@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { commandName, createZkClient, encodeJson, parseJobConfig, paths, readShard, waitForEvent, type ZkClient } from '@orrery/core';
+import { commandName, createMetrics, createZkClient, encodeJson, parseJobConfig, paths, readMetric, readShard, waitForEvent, type Metrics, type ZkClient } from '@orrery/core';
 import { eventually, uniqueRoot } from '@orrery/core/testing';
 import { createExecutor, type Executor } from './index.js';
 
@@ -17,6 +17,7 @@ const EXECUTOR = 'e1';
 
 let admin: ZkClient;
 let executor: Executor;
+const registry: Metrics = createMetrics({ processMetrics: false });
 
 beforeAll(async () => {
   admin = createZkClient({ connect: zkConnect, root });
@@ -28,7 +29,7 @@ beforeAll(async () => {
   executor = createExecutor({
     connect: zkConnect, root, namespace: NS, name: EXECUTOR, sessionTimeoutMs: 6000,
     dataDir: mkdtempSync(join(tmpdir(), 'prep-')), fenceGuard: false,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: 'silent' }), metrics: registry,
   });
   await executor.start();
 }, 60_000);
@@ -92,4 +93,24 @@ it('a disabled job gets no shard nodes until it is enabled', async () => {
   for (const item of [0, 1]) {
     await eventually(async () => expect(await readShard(admin, paths.jobShard(NS, job, item))).toMatchObject({ state: { state: 'idle' }, version: 0 }), { timeoutMs: 10_000 });
   }
+}, 90_000);
+
+it('a job whose folders exist (another executor made them): only its latch node and its shard nodes are created', async () => {
+  const job = 'joined';
+  await admin.create(paths.job(NS, job), encodeJson(parseJobConfig({ name: job, type: 'shell', command: 'exit 0', cron: '0 0 1 1 *', enabled: true, shardingTotalCount: 3 })));
+  const items = { [EXECUTOR]: [0, 1, 2] };
+  await admin.create(paths.jobAssignment(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items, unassigned: [] }));
+  await admin.create(paths.jobApplied(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items }));
+  for (const folder of [paths.jobCommands(NS, job), paths.jobShards(NS, job), paths.jobLeader(NS, job)]) await admin.create(folder);
+  const creates = async (): Promise<number> => readMetric(await registry.metrics(), 'orrery_zookeeper_operation_seconds_count', { operation: 'create' }) ?? 0;
+  const before = await creates();
+  const owned = waitForEvent(executor, 'items:changed', { predicate: (e) => e.job === job && e.items.length === 3, timeoutMs: 30_000 });
+  await admin.set(paths.executorAssignment(NS, EXECUTOR), encodeJson({ allocatorEpoch: 1, jobs: { yearly: { epoch: 1, items: [0, 1, 2] }, off: { epoch: 1, items: [0, 1] }, [job]: { epoch: 1, items: [0, 1, 2] } } }));
+  await owned;
+  await eventually(async () => {
+    expect(await admin.getChildren(paths.jobLeader(NS, job))).toHaveLength(1);
+    for (const item of [0, 1, 2]) expect(await readShard(admin, paths.jobShard(NS, job, item))).toMatchObject({ state: { state: 'idle' }, version: 0 });
+  }, { timeoutMs: 10_000 });
+  // The latch node and three shard nodes: no create of a folder (each would be refused).
+  expect(await creates() - before).toBe(4);
 }, 90_000);

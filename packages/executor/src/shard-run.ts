@@ -75,6 +75,8 @@ export const DEFAULT_WAIT_FOR_IDLE_MS = 60_000;
 export const IDLE_RECHECK_MS = 1000;
 /** A shard node made ahead of its first claim ({@link ShardRunner.prepare}): idle, never run. */
 const IDLE_SHARD: ShardState = { state: 'idle' };
+/** Why a shard node was not made: the job's node is gone (deleted). */
+const JOB_GONE = new Error('the job is gone');
 
 /** A run of an item in progress here (or claimed and about to start). */
 export interface ActiveRun {
@@ -246,13 +248,7 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
   function prepare(items: readonly number[]): Promise<Map<number, ShardState | undefined>> {
     const notIdle = new Map<number, ShardState | undefined>();
     if (options.isClosed()) return Promise.resolve(notIdle);
-    // The parent first (once), then each item's node; each item's entry is in `preparing` from now.
-    const parent = shardsReady
-      ? Promise.resolve(true)
-      : ensureNode(zk, paths.jobShards(namespace, job)).then((exists) => {
-        if (exists) shardsReady = true;
-        return exists; // false: the job is gone
-      }, () => false); // the first claim tries again
+    // Each item's node (its entry is in `preparing` from now); the parent only if one is missing.
     return Promise.all(items.map((item) => {
       // Not read here: an item whose node this executor wrote last (the cache may be stale: it may
       // have moved away and back since), and one an earlier call is reading.
@@ -260,12 +256,30 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
         notIdle.set(item, undefined);
         return undefined;
       }
-      const read = parent.then((ok) => (ok ? readAhead(item) : undefined)).then((state) => {
+      const read = readAhead(item).then((state) => {
         if (state?.state !== 'idle') notIdle.set(item, state);
       }).finally(() => preparing.delete(item));
       preparing.set(item, read);
       return read;
     })).then(() => notIdle);
+  }
+
+  /**
+   * Creates the idle shard node at `path`, making the job's shards folder only when the create finds
+   * it missing (never the job's node: a deleted job stays deleted, and this rejects with
+   * {@link JOB_GONE}). Three executors holding a job each made the folder first: three creates, two
+   * of them refused.
+   */
+  async function createIdle(path: string): Promise<void> {
+    try {
+      await zk.create(path, encodeJson(IDLE_SHARD));
+      return;
+    } catch (error) {
+      if (!hasErrorCode(error, 'no-node')) throw error;
+    }
+    if (!(await ensureNode(zk, paths.jobShards(namespace, job)))) throw JOB_GONE;
+    shardsReady = true;
+    await zk.create(path, encodeJson(IDLE_SHARD));
   }
 
   /** Reads (or makes, idle) `item`'s shard node into the known-version cache; never throws. Resolves with the state read. */
@@ -275,13 +289,16 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
       let shard = await readShard(zk, path);
       if (!shard) {
         try {
-          await zk.create(path, encodeJson(IDLE_SHARD));
+          await createIdle(path);
           shard = { state: IDLE_SHARD, version: 0, mzxid: 0 };
         } catch (error) {
+          if (error === JOB_GONE) return undefined;
           if (!hasErrorCode(error, 'node-exists')) throw error;
           shard = await readShard(zk, path);
         }
       }
+      // The shards folder exists (the node is in it): the first claim need not make it.
+      if (shard) shardsReady = true;
       if (shard?.state.state === 'idle' && !known.has(item) && !options.isClosed()) known.set(item, { version: shard.version, state: shard.state });
       return shard?.state;
     } catch (error) {

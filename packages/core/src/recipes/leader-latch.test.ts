@@ -3,6 +3,7 @@ import { createLeaderLatch, type LeaderLatch } from './leader-latch.js';
 import { waitForEvent } from '../events.js';
 import { eventually, forceExpireSession, fourLetterWord, uniqueRoot } from '../testing/index.js';
 import { client, onCleanup, proxyFor } from './test-support.js';
+import type { ZkClient } from '../zk/client.js';
 
 const zkConnect = inject('zkConnect');
 const zkPort = Number(zkConnect.split(':')[1]);
@@ -149,5 +150,49 @@ describe('leader latch', () => {
       expect(Math.max(...counts.values())).toBe(2);
       expect(counts.size).toBe(4);
     });
+  });
+  it('without createParents: a latch path that exists costs no create of it; a missing one is made while its parent exists; a missing parent is never brought back', async () => {
+    const root = uniqueRoot('latch-no-parents');
+    const real = await client(zkConnect, root);
+    // The same client, with the paths of its creates noted (everything else goes straight through).
+    const created: string[] = [];
+    const zk = new Proxy(real, {
+      get(target, key) {
+        if (key !== 'create') return Reflect.get(target, key) as unknown;
+        return (path: string, ...rest: unknown[]) => {
+          created.push(path);
+          return (target.create as (...args: unknown[]) => Promise<string>)(path, ...rest);
+        };
+      },
+    }) as ZkClient;
+    const join = async (path: string, id: string): Promise<LeaderLatch> => {
+      const l = createLeaderLatch(zk, path, { id, createParents: false });
+      onCleanup(() => l.close());
+      await l.start();
+      return l;
+    };
+    await real.mkdirp('/job/leader');
+    const first = await join('/job/leader', 'a');
+    await first.awaitLeadership();
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatch(/^\/job\/leader\/latch-/);
+
+    // The latch path missing, its parent there: made, then joined.
+    created.length = 0;
+    await real.mkdirp('/other');
+    const second = await join('/other/leader', 'b');
+    await second.awaitLeadership();
+    expect(created.filter((p) => p === '/other/leader')).toHaveLength(1);
+    expect(await real.exists('/other/leader')).not.toBeNull();
+
+    // Its parent missing too (a deleted job): nothing is made, and the latch does not lead.
+    created.length = 0;
+    const orphan = createLeaderLatch(zk, '/gone/leader', { id: 'c', createParents: false });
+    onCleanup(() => orphan.close());
+    await orphan.start().catch(() => undefined);
+    await eventually(() => expect(created).toContain('/gone/leader'));
+    expect(await real.exists('/gone')).toBeNull();
+    expect(await real.exists('/gone/leader')).toBeNull();
+    expect(orphan.isLeader).toBe(false);
   });
 });

@@ -92,25 +92,39 @@ export function createLeaderLatch(zk: ZkClient, path: string, options: LeaderLat
     emitter.emit('leader:lost', { reason });
   }
 
+  /**
+   * Creates our node. Without `createParents` the latch path is made only when the create finds it
+   * missing, and only while its parent exists: a latch whose path exists — the usual case — costs
+   * one request, where making the path first cost a create that ZooKeeper refused for every
+   * participant but the first.
+   */
   async function createNode(): Promise<void> {
     const prefix = `latch-${randomUUID()}-`;
-    if (options.createParents === false) {
-      if (!(await ensureNode(zk, path))) throw new OrreryError('no-node', `${path}: its parent does not exist (deleted?); not joining the latch`);
-    } else await zk.mkdirp(path);
-    try {
-      const created = await zk.create(`${path}/${prefix}`, id, 'ephemeral-sequential');
-      ourNode = created.slice(path.length + 1);
-      ourCzxid = undefined;
-    } catch (error) {
-      if (!hasErrorCode(error, 'connection-loss')) throw error;
-      // The create may have happened: find it by its unique prefix (protection mode).
-      await zk.whenConnected();
-      const found = (await zk.getChildren(path)).find((c) => c.startsWith(prefix));
-      if (!found) throw error;
-      // Its create answer was lost, so its ACL may not be set yet (a no-op without auth).
-      await zk.secure(`${path}/${found}`);
-      ourNode = found;
-      ourCzxid = undefined;
+    if (options.createParents !== false) await zk.mkdirp(path);
+    for (let tries = 1; ; tries += 1) {
+      try {
+        const created = await zk.create(`${path}/${prefix}`, id, 'ephemeral-sequential');
+        ourNode = created.slice(path.length + 1);
+        ourCzxid = undefined;
+        break;
+      } catch (error) {
+        // The latch path is missing (not made yet, or deleted): made, unless its parent is gone too
+        // — and not over and over if something deletes it each time.
+        if (hasErrorCode(error, 'no-node') && options.createParents === false && tries < 3) {
+          if (!(await ensureNode(zk, path))) throw new OrreryError('no-node', `${path}: its parent does not exist (deleted?); not joining the latch`);
+          continue;
+        }
+        if (!hasErrorCode(error, 'connection-loss')) throw error;
+        // The create may have happened: find it by its unique prefix (protection mode).
+        await zk.whenConnected();
+        const found = (await zk.getChildren(path)).find((c) => c.startsWith(prefix));
+        if (!found) throw error;
+        // Its create answer was lost, so its ACL may not be set yet (a no-op without auth).
+        await zk.secure(`${path}/${found}`);
+        ourNode = found;
+        ourCzxid = undefined;
+        break;
+      }
     }
     ourSession = zk.sessionId;
   }
