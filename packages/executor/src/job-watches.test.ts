@@ -4,7 +4,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commandName, createEmitter, createMetrics, createZkClient, encodeJson, parseJobConfig, paths, type ZkClient } from '@orrery/core';
-import { eventually, uniqueRoot } from '@orrery/core/testing';
+import { eventually, notingCreates, uniqueRoot } from '@orrery/core/testing';
 import type { ExecutorEvents } from './executor-events.js';
 import { createExecutorMetrics } from './executor-metrics.js';
 import { createJobWatches, type JobWatches } from './job-watches.js';
@@ -16,22 +16,14 @@ const NS = 'jw';
 let real: ZkClient;
 /** `real`, with the paths of its creates noted in {@link created}. */
 let zk: ZkClient;
-const created: string[] = [];
+let created: string[];
 const open: JobWatches[] = [];
 
 beforeAll(async () => {
   real = createZkClient({ connect: zkConnect, root });
   await real.start();
   await real.mkdirp(paths.jobs(NS));
-  zk = new Proxy(real, {
-    get(target, key) {
-      if (key !== 'create') return Reflect.get(target, key) as unknown;
-      return (path: string, ...rest: unknown[]) => {
-        created.push(path);
-        return (target.create as (...args: unknown[]) => Promise<string>)(path, ...rest);
-      };
-    },
-  });
+  ({ zk, created } = notingCreates(real));
 });
 
 afterAll(async () => {

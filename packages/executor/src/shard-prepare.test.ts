@@ -39,13 +39,19 @@ afterAll(async () => {
   await admin?.close();
 });
 
+/** Writes `config` as a job whose `items` are placed here, as the allocator and its leader would: assignment and applied. */
+async function placedJob(config: Record<string, unknown>, items: number[]): Promise<void> {
+  const job = String(config.name);
+  await admin.create(paths.job(NS, job), encodeJson(parseJobConfig(config)));
+  const placed = { [EXECUTOR]: items };
+  await admin.create(paths.jobAssignment(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items: placed, unassigned: [] }));
+  await admin.create(paths.jobApplied(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items: placed }));
+}
+
 it('an enabled job given to an executor has its shard nodes made idle before its first fire, and its first claim takes them from there', async () => {
   const job = 'yearly';
   // Fires once a year: nothing but the executor's preparation touches the shard nodes.
-  await admin.create(paths.job(NS, job), encodeJson(parseJobConfig({ name: job, type: 'shell', command: 'exit 0', cron: '0 0 1 1 *', enabled: true, shardingTotalCount: 3 })));
-  const items = { [EXECUTOR]: [0, 1, 2] };
-  await admin.create(paths.jobAssignment(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items, unassigned: [] }));
-  await admin.create(paths.jobApplied(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items }));
+  await placedJob({ name: job, type: 'shell', command: 'exit 0', cron: '0 0 1 1 *', enabled: true, shardingTotalCount: 3 }, [0, 1, 2]);
   await admin.mkdirp(paths.jobCommands(NS, job));
   const owned = waitForEvent(executor, 'items:changed', { predicate: (e) => e.job === job && e.items.length === 3, timeoutMs: 30_000 });
   await admin.set(paths.executorAssignment(NS, EXECUTOR), encodeJson({ allocatorEpoch: 1, jobs: { [job]: { epoch: 1, items: [0, 1, 2] } } }));
@@ -78,10 +84,7 @@ it('an enabled job given to an executor has its shard nodes made idle before its
 it('a disabled job gets no shard nodes until it is enabled', async () => {
   const job = 'off';
   const config = { name: job, type: 'shell', command: 'exit 0', cron: '0 0 1 1 *', shardingTotalCount: 2 };
-  await admin.create(paths.job(NS, job), encodeJson(parseJobConfig({ ...config, enabled: false })));
-  const items = { [EXECUTOR]: [0, 1] };
-  await admin.create(paths.jobAssignment(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items, unassigned: [] }));
-  await admin.create(paths.jobApplied(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items }));
+  await placedJob({ ...config, enabled: false }, [0, 1]);
   await admin.mkdirp(paths.jobCommands(NS, job));
   const owned = waitForEvent(executor, 'items:changed', { predicate: (e) => e.job === job && e.items.length === 2, timeoutMs: 30_000 });
   await admin.set(paths.executorAssignment(NS, EXECUTOR), encodeJson({ allocatorEpoch: 1, jobs: { yearly: { epoch: 1, items: [0, 1, 2] }, [job]: { epoch: 1, items: [0, 1] } } }));
@@ -97,10 +100,7 @@ it('a disabled job gets no shard nodes until it is enabled', async () => {
 
 it('a job whose folders exist (another executor made them): only its latch node and its shard nodes are created', async () => {
   const job = 'joined';
-  await admin.create(paths.job(NS, job), encodeJson(parseJobConfig({ name: job, type: 'shell', command: 'exit 0', cron: '0 0 1 1 *', enabled: true, shardingTotalCount: 3 })));
-  const items = { [EXECUTOR]: [0, 1, 2] };
-  await admin.create(paths.jobAssignment(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items, unassigned: [] }));
-  await admin.create(paths.jobApplied(NS, job), encodeJson({ epoch: 1, allocatorEpoch: 1, items }));
+  await placedJob({ name: job, type: 'shell', command: 'exit 0', cron: '0 0 1 1 *', enabled: true, shardingTotalCount: 3 }, [0, 1, 2]);
   for (const folder of [paths.jobCommands(NS, job), paths.jobShards(NS, job), paths.jobLeader(NS, job)]) await admin.create(folder);
   const creates = async (): Promise<number> => readMetric(await registry.metrics(), 'orrery_zookeeper_operation_seconds_count', { operation: 'create' }) ?? 0;
   const before = await creates();

@@ -75,8 +75,6 @@ export const DEFAULT_WAIT_FOR_IDLE_MS = 60_000;
 export const IDLE_RECHECK_MS = 1000;
 /** A shard node made ahead of its first claim ({@link ShardRunner.prepare}): idle, never run. */
 const IDLE_SHARD: ShardState = { state: 'idle' };
-/** Why a shard node was not made: the job's node is gone (deleted). */
-const JOB_GONE = new Error('the job is gone');
 
 /** A run of an item in progress here (or claimed and about to start). */
 export interface ActiveRun {
@@ -173,13 +171,10 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     const { item, fireTime, trigger, attempt } = request;
     // Only a Node run handed to its worker ahead of time starts at `startAt`; every other run starts now.
     const startsNow: RunRequest = { item, fireTime, trigger, attempt, ...(request.param !== undefined ? { param: request.param } : {}) };
-    if (!shardsReady) {
-      if (!(await ensureNode(zk, paths.jobShards(namespace, job)))) {
-        // The job's node is gone (deleted): nothing to claim, and nothing to bring back.
-        options.skip(item, fireTime, 'job-deleted');
-        return { ran: false };
-      }
-      shardsReady = true;
+    if (!shardsReady && !(await makeShardsFolder())) {
+      // The job's node is gone (deleted): nothing to claim, and nothing to bring back.
+      options.skip(item, fireTime, 'job-deleted');
+      return { ran: false };
     }
     const path = paths.jobShard(namespace, job, item);
     await preparing.get(item);
@@ -264,22 +259,28 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
     })).then(() => notIdle);
   }
 
+  /** Makes (or finds) the job's shards folder, never the job's node; false when the job is gone. */
+  async function makeShardsFolder(): Promise<boolean> {
+    const exists = await ensureNode(zk, paths.jobShards(namespace, job));
+    if (exists) shardsReady = true;
+    return exists;
+  }
+
   /**
    * Creates the idle shard node at `path`, making the job's shards folder only when the create finds
-   * it missing (never the job's node: a deleted job stays deleted, and this rejects with
-   * {@link JOB_GONE}). Three executors holding a job each made the folder first: three creates, two
-   * of them refused.
+   * it missing; false when the job is gone (a deleted job stays deleted). Three executors holding a
+   * job each made the folder first: three creates, two of them refused.
    */
-  async function createIdle(path: string): Promise<void> {
+  async function createIdle(path: string): Promise<boolean> {
     try {
       await zk.create(path, encodeJson(IDLE_SHARD));
-      return;
+      return true;
     } catch (error) {
       if (!hasErrorCode(error, 'no-node')) throw error;
     }
-    if (!(await ensureNode(zk, paths.jobShards(namespace, job)))) throw JOB_GONE;
-    shardsReady = true;
+    if (!(await makeShardsFolder())) return false;
     await zk.create(path, encodeJson(IDLE_SHARD));
+    return true;
   }
 
   /** Reads (or makes, idle) `item`'s shard node into the known-version cache; never throws. Resolves with the state read. */
@@ -289,10 +290,9 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
       let shard = await readShard(zk, path);
       if (!shard) {
         try {
-          await createIdle(path);
+          if (!(await createIdle(path))) return undefined;
           shard = { state: IDLE_SHARD, version: 0, mzxid: 0 };
         } catch (error) {
-          if (error === JOB_GONE) return undefined;
           if (!hasErrorCode(error, 'node-exists')) throw error;
           shard = await readShard(zk, path);
         }

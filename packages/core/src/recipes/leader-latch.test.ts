@@ -1,9 +1,8 @@
 import { describe, expect, inject, it } from 'vitest';
 import { createLeaderLatch, type LeaderLatch } from './leader-latch.js';
 import { waitForEvent } from '../events.js';
-import { eventually, forceExpireSession, fourLetterWord, uniqueRoot } from '../testing/index.js';
+import { eventually, forceExpireSession, fourLetterWord, notingCreates, uniqueRoot } from '../testing/index.js';
 import { client, onCleanup, proxyFor } from './test-support.js';
-import type { ZkClient } from '../zk/client.js';
 
 const zkConnect = inject('zkConnect');
 const zkPort = Number(zkConnect.split(':')[1]);
@@ -154,17 +153,7 @@ describe('leader latch', () => {
   it('without createParents: a latch path that exists costs no create of it; a missing one is made while its parent exists; a missing parent is never brought back', async () => {
     const root = uniqueRoot('latch-no-parents');
     const real = await client(zkConnect, root);
-    // The same client, with the paths of its creates noted (everything else goes straight through).
-    const created: string[] = [];
-    const zk = new Proxy(real, {
-      get(target, key) {
-        if (key !== 'create') return Reflect.get(target, key) as unknown;
-        return (path: string, ...rest: unknown[]) => {
-          created.push(path);
-          return (target.create as (...args: unknown[]) => Promise<string>)(path, ...rest);
-        };
-      },
-    }) as ZkClient;
+    const { zk, created } = notingCreates(real);
     const join = async (path: string, id: string): Promise<LeaderLatch> => {
       const l = createLeaderLatch(zk, path, { id, createParents: false });
       onCleanup(() => l.close());

@@ -8,3 +8,4 @@ export * from './tcp-proxy.js';
 export * from './force-expire.js';
 export * from './unique-root.js';
 export * from './job-of-size.js';
+export * from './noting-creates.js';
