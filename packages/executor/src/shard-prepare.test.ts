@@ -111,6 +111,12 @@ it('a job whose folders exist (another executor made them): only its latch node 
     expect(await admin.getChildren(paths.jobLeader(NS, job))).toHaveLength(1);
     for (const item of [0, 1, 2]) expect(await readShard(admin, paths.jobShard(NS, job, item))).toMatchObject({ state: { state: 'idle' }, version: 0 });
   }, { timeoutMs: 10_000 });
+  // The metric counts a create when its reply reaches the executor, which may be after this client
+  // sees the node. ZooKeeper answers a session in order, and a watch's event after the replies sent
+  // before it: once the executor lists a node written now, every reply to its creates has arrived.
+  const listed = waitForEvent(executor, 'commands:listed', { predicate: (e) => e.job === job && e.names.includes('barrier'), timeoutMs: 10_000 });
+  await admin.create(paths.jobCommand(NS, job, 'barrier'));
+  await listed;
   // The latch node and three shard nodes: no create of a folder (each would be refused).
   expect(await creates() - before).toBe(4);
 }, 90_000);
