@@ -15,6 +15,12 @@
  * the executor's event loop at the fire time. Until it starts, it can be withdrawn (the job was
  * disabled, the item moved): the worker confirms it never started.
  *
+ * Starts come first: while a run whose `startAt` has come is still to start in its worker, the end
+ * of any run is reported a moment later — once no such run is left, and at most
+ * `startsFirstMaxMs` (50 ms) later. Reporting an end (the run's record, the shard's completion in
+ * ZooKeeper) is most of what the executor does for a run: done as a burst's first runs end, it took
+ * the two cores of the bench machine from the workers still starting the rest of the burst.
+ *
  * A timeout or stop of a running run aborts its `ctx.signal`, then kills the worker's whole process
  * group after the grace — a hard stop even for code that ignores the signal; runs waiting in that
  * worker go back to the pool, and a fresh worker takes its place. The executor's own event loop
@@ -96,6 +102,8 @@ export const DEFAULT_MAX_WORKERS = 8;
 export const DEFAULT_PIPELINE_YOUNG_MS = 20;
 /** At most this many runs wait inside one worker, by default. */
 export const DEFAULT_PIPELINE_DEPTH = 256;
+/** A run's end waits at most this long (ms) for the starts that are due, by default (see the header). */
+export const DEFAULT_STARTS_FIRST_MAX_MS = 50;
 /** Bytes of a log file read back for a run's tail when its worker sent none (it was killed). */
 export const RESULT_TAIL_BYTES = 4096;
 
@@ -122,6 +130,8 @@ export interface NodePoolOptions {
   pipelineYoungMs?: number;
   /** At most this many runs wait inside one worker. Default {@link DEFAULT_PIPELINE_DEPTH}. */
   pipelineDepth?: number;
+  /** A run's end waits at most this long for the starts that are due, in ms. Default {@link DEFAULT_STARTS_FIRST_MAX_MS}. */
+  startsFirstMaxMs?: number;
   /** Each worker's process group, once started, and when it is gone (the fence guard tracks them). */
   onWorker?(pgid: number, exited: Promise<void>): void;
   /**
@@ -226,6 +236,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
   const max = Math.max(1, options.max ?? DEFAULT_MAX_WORKERS);
   const youngMs = options.pipelineYoungMs ?? DEFAULT_PIPELINE_YOUNG_MS;
   const depth = options.pipelineDepth ?? DEFAULT_PIPELINE_DEPTH;
+  const startsFirstMaxMs = options.startsFirstMaxMs ?? DEFAULT_STARTS_FIRST_MAX_MS;
   const logger = options.logger ?? silentLogger();
   let floor = min;
   const bootParallel = Math.max(1, availableParallelism());
@@ -275,6 +286,51 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
   const current = (w: Worker): Run | undefined => (w.runs[0] && hasStarted(w.runs[0]) ? w.runs[0] : undefined);
   const takesRuns = (w: Worker): boolean => w.ready && !w.dying && !w.retired;
 
+  // Starts come first (see the header): the runs in workers with a `startAt`, not started yet —
+  // counted by `startAt`, a handful of distinct times — and the ends held meanwhile.
+  const gated = new Set<Run>();
+  const gatedAt = new Map<number, number>();
+  const heldEnds: Array<() => void> = [];
+  let heldTimer: NodeJS.Timeout | undefined;
+
+  const startsDue = (): boolean => {
+    const now = Date.now();
+    for (const at of gatedAt.keys()) if (at <= now) return true;
+    return false;
+  };
+
+  function gate(run: Run): void {
+    const at = run.spec.startAt;
+    if (at === undefined || gated.has(run)) return;
+    gated.add(run);
+    gatedAt.set(at, (gatedAt.get(at) ?? 0) + 1);
+  }
+
+  /** `run` started, left its worker or ended: its start is no longer awaited. */
+  function ungate(run: Run): void {
+    if (!gated.delete(run)) return;
+    const at = run.spec.startAt!;
+    const left = gatedAt.get(at)! - 1;
+    if (left > 0) gatedAt.set(at, left);
+    else gatedAt.delete(at);
+    if (heldEnds.length > 0 && !startsDue()) releaseEnds();
+  }
+
+  function releaseEnds(): void {
+    if (heldTimer) clearTimeout(heldTimer);
+    heldTimer = undefined;
+    for (const end of heldEnds.splice(0)) end();
+  }
+
+  function reportEnd(run: Run, f: Extract<NodeRunEffect, { do: 'finish' }>): void {
+    if (closed || !startsDue()) {
+      report(run, f);
+      return;
+    }
+    heldEnds.push(() => report(run, f));
+    heldTimer ??= setTimeout(releaseEnds, startsFirstMaxMs);
+  }
+
   /** Feeds an event to a run and carries out what the transition says. */
   function apply(run: Run, event: NodeRunEvent<Worker>): void {
     const before = workerOf(run.state);
@@ -286,6 +342,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
         case 'send-run': {
           const w = worker!;
           w.runs.push(run);
+          gate(run);
           sendRun(w, runMessage(run));
           if (w.runs.length > 1 && !recallTimer) recallTimer = setTimeout(recallStuck, youngMs);
           break;
@@ -294,6 +351,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
           send(worker!, { type: 'cancel', runId: run.spec.runId });
           break;
         case 'requeue':
+          ungate(run);
           if (before) leaveWorker(before, run);
           if (effect.front) backlog.unshift(run);
           else backlog.push(run);
@@ -304,6 +362,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
           break;
         }
         case 'announce-start':
+          ungate(run);
           run.startedAt = effect.at;
           run.spec.onStart?.(effect.at);
           if (run.state.kind === 'running' && run.spec.timeoutMs > 0) {
@@ -326,8 +385,9 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
           if (effect.graceMs < run.spec.killGraceMs && worker) run.timers.push(setTimeout(() => kill(worker, 'SIGKILL'), effect.graceMs));
           break;
         case 'finish':
+          ungate(run);
           if (before) leaveWorker(before, run);
-          report(run, effect);
+          reportEnd(run, effect);
           break;
       }
     }
@@ -639,6 +699,7 @@ export function createNodePool(options: NodePoolOptions = {}): NodePool {
       closed = true;
       if (recallTimer) clearTimeout(recallTimer);
       for (const run of [...backlog]) apply(run, { type: 'close' });
+      releaseEnds();
       const all = [...workers];
       for (const w of all) {
         // Referenced again: this process waits for its workers' exits even if nothing else keeps it alive.

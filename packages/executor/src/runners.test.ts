@@ -226,6 +226,28 @@ describe('node job pool dispatch', () => {
     }
   });
 
+  it('reports no end while a run that is due is still to start: a burst\'s starts come first', async () => {
+    // (A long bound on the hold: what is checked is the order, on a machine of any speed.)
+    const pool = createNodePool({ min: 1, max: 1, startsFirstMaxMs: 60_000 });
+    try {
+      const path = join(dir, 'starts-first.txt');
+      expect((await pool.run(spec('warm-up', join(dir, 'starts-first-warm-up.txt'), 0)).done).status).toBe('succeeded');
+      const events: string[] = [];
+      const startAt = Date.now() + 300;
+      // One worker, 5 ms a run: each run's end reaches the pool before the next run's start.
+      const burst = Array.from({ length: 12 }, (_, i) => pool.run({ ...spec(`b-${i}`, path, 5), startAt, onStart: () => events.push(`start b-${i}`) }));
+      for (const [i, r] of burst.entries()) void r.done.then(() => events.push(`end b-${i}`));
+      const results = await Promise.all(burst.map((r) => r.done));
+      expect(results.map((r) => r.status)).toEqual(burst.map(() => 'succeeded'));
+      expect(ledgerLines(path)).toEqual(burst.map((_, i) => `b-${i}`));
+      // Every start of the burst was announced before any of its runs was reported ended.
+      expect(events.slice(0, 12)).toEqual(burst.map((_, i) => `start b-${i}`));
+      expect(events.slice(12).sort()).toEqual(burst.map((_, i) => `end b-${i}`).sort());
+    } finally {
+      await pool.close();
+    }
+  });
+
   it(`hands a burst given in one turn to its worker in batches (more than ${MAX_PARENT_BATCH} runs: several), and runs each once, in order`, async () => {
     const pool = createNodePool({ min: 1, max: 1, pipelineYoungMs: 60_000 });
     try {

@@ -350,8 +350,9 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
    * A version other than the claim's, or any change before the run settles, means someone else
    * wrote the node — the claim is gone. (The fence, not this watch, guards a claim against a lost
    * session; this catches a node written by hand, within the delay for a run's first second.)
+   * Returns what cancels the watch's timer, called when the run ends.
    */
-  function watchOwnership(active: ActiveRun, claim: Claim, item: number, startAt: number | undefined): void {
+  function watchOwnership(active: ActiveRun, claim: Claim, item: number, startAt: number | undefined): () => void {
     const lost = (): void => {
       if (active.settling || !active.owner) return;
       active.owner = false;
@@ -364,7 +365,10 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
         if (stat?.version !== claim.version) lost();
       }).catch(() => undefined); // a lost connection: the fence tells the run if it must
     };
-    setTimeout(watch, Math.max(0, (startAt ?? 0) - now()) + OWNERSHIP_WATCH_AFTER_MS).unref();
+    const timer = setTimeout(watch, Math.max(0, (startAt ?? 0) - now()) + OWNERSHIP_WATCH_AFTER_MS).unref();
+    // Cancelled when the run ends: an every-second job's timers would otherwise all fire at the next
+    // fire time, on the executor's event loop, as the burst's runs start.
+    return () => clearTimeout(timer);
   }
 
   /** @param claimedFrom when the claim of a run started ahead of its fire time was begun. */
@@ -439,8 +443,9 @@ export function createShardRunner(options: ShardRunnerOptions): ShardRunner {
         });
         adopt(handle);
         active.pending = startAt !== undefined;
-        watchOwnership(active, claim, item, startAt);
+        const unwatch = watchOwnership(active, claim, item, startAt);
         result = await handle.done;
+        unwatch();
       }
     }
     active.settling = true;
