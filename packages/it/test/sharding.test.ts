@@ -185,6 +185,38 @@ describe('orrery-sharding', () => {
     });
   });
 
+  it('survives the expiry of its own session: steps down, keeps running, and leads again under a new epoch', async () => {
+    const { root, zk } = await setup('alloc-own-expiry', [shell('a', 6)]);
+    for (const e of ['e1', 'e2']) await executor(root, e);
+    const port = await freePort();
+    // Through the proxy, with a 2 s session: cut off past it, the server expires the session.
+    const p = startProcess('orrery-sharding', ['--zk', proxy.connectString, '--root', root, '--http-port', String(port), '--http-host', '127.0.0.1', '--session-timeout', '2', '--debounce-ms', '100']);
+    let exited = false;
+    void p.exited.then(() => { exited = true; });
+    await p.waitForLine(/"allocator started"/);
+    await eventually(async () => expect((await health(port)).leader).toBe(true), { timeoutMs: 20_000 });
+    await eventually(async () => expect((await assignments(zk, ['a'])).size).toBe(1));
+    const oldEpoch = (await assignments(zk, ['a'])).get('a')!.value.allocatorEpoch;
+    proxy.blackhole();
+    try {
+      // Its latch node is ephemeral: gone once the server has expired the session.
+      await eventually(async () => expect(await zk.getChildren(paths.shardingLeader())).toEqual([]), { timeoutMs: 20_000 });
+    } finally {
+      proxy.reset();
+      proxy.forward();
+    }
+    await eventually(() => expect(p.lines.some((l) => l.includes('"state":"LOST"'))).toBe(true), { timeoutMs: 20_000 });
+    await eventually(async () => expect((await health(port)).leader).toBe(true), { timeoutMs: 20_000 });
+    expect(exited).toBe(false);
+    // The next change is allocated, under the new epoch.
+    await executor(root, 'e3');
+    await eventually(async () => {
+      const { value } = (await assignments(zk, ['a'])).get('a')!;
+      expect(value.items.e3?.length).toBe(2);
+      expect(value.allocatorEpoch).toBeGreaterThan(oldEpoch);
+    }, { timeoutMs: 20_000 });
+  });
+
   it('moves exactly the shards of an executor whose session expired', async () => {
     const { root, zk } = await setup('alloc-expiry', [shell('a', 12), shell('b', 8)]);
     for (const e of ['e1', 'e2', 'e3']) await executor(root, e);
