@@ -59,9 +59,9 @@ async function executor(root: string, name: string, extra: { handlers?: string[]
   return sim;
 }
 
-async function allocator(root: string, extra: string[] = []): Promise<RunningProcess & { port: number }> {
+async function allocator(root: string, extra: string[] = [], options: { viaProxy?: boolean } = {}): Promise<RunningProcess & { port: number }> {
   const port = await freePort();
-  const p = startProcess('orrery-sharding', ['--zk', zkConnect, '--root', root, '--http-port', String(port), '--http-host', '127.0.0.1', '--session-timeout', '2', '--debounce-ms', '100', ...extra]);
+  const p = startProcess('orrery-sharding', ['--zk', options.viaProxy ? proxy.connectString : zkConnect, '--root', root, '--http-port', String(port), '--http-host', '127.0.0.1', '--session-timeout', '2', '--debounce-ms', '100', ...extra]);
   await p.waitForLine(/"allocator started"/);
   return Object.assign(p, { port });
 }
@@ -188,12 +188,11 @@ describe('orrery-sharding', () => {
   it('survives the expiry of its own session: steps down, keeps running, and leads again under a new epoch', async () => {
     const { root, zk } = await setup('alloc-own-expiry', [shell('a', 6)]);
     for (const e of ['e1', 'e2']) await executor(root, e);
-    const port = await freePort();
     // Through the proxy, with a 2 s session: cut off past it, the server expires the session.
-    const p = startProcess('orrery-sharding', ['--zk', proxy.connectString, '--root', root, '--http-port', String(port), '--http-host', '127.0.0.1', '--session-timeout', '2', '--debounce-ms', '100']);
+    const p = await allocator(root, [], { viaProxy: true });
+    const { port } = p;
     let exited = false;
     void p.exited.then(() => { exited = true; });
-    await p.waitForLine(/"allocator started"/);
     await eventually(async () => expect((await health(port)).leader).toBe(true), { timeoutMs: 20_000 });
     await eventually(async () => expect((await assignments(zk, ['a'])).size).toBe(1));
     const oldEpoch = (await assignments(zk, ['a'])).get('a')!.value.allocatorEpoch;
