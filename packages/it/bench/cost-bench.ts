@@ -18,8 +18,12 @@
  *   600 ms ahead, have not begun, so the interval holds the window's writes): each executor process (all its threads; its main thread — the event loop — apart),
  *   its child processes (the Node workers and the fence guard, see cost/proc.ts), the allocator,
  *   ZooKeeper's JVM, and the machine's busy time;
- * - ZooKeeper transactions (Zxid delta from `srvr`) and the bytes appended to its transaction log
- *   and snapshots (cost/zk-log.ts) over the same interval.
+ * - ZooKeeper transactions per run: the window's own — every write of its fires' shard nodes
+ *   (claims, completions, wherever they fall in the log) plus every other transaction of the same
+ *   interval — read from the transaction log itself (cost/zk-log.ts, cost/zk-ledger.ts), with
+ *   their log bytes; the interval's Zxid delta (`srvr`) and snapshot bytes beside them. The
+ *   interval alone would cut the load anywhere but at a quiet point: under load the fire before
+ *   the window is still completing at its first sample.
  * Then the step's jobs are disabled, let go by every executor and deleted, so each step runs on
  * executors with nothing else to do and a ZooKeeper holding only its jobs. The curve stops after
  * the first step that breaks down (lateness p99 above a second, or more than
@@ -37,6 +41,7 @@ import { distribution, type Distribution } from './executor-bench.js';
 import { allProcesses, machineSeconds, processTreeSeconds, threadSeconds } from './cost/proc.js';
 import { RunRecords, runKey, type RunRecordLite } from './cost/records.js';
 import { ZkDiskMeter, type ZkDiskTotals } from './cost/zk-log.js';
+import { TransactionLedger, type WindowTransactions } from './cost/zk-ledger.js';
 
 export { renderCost } from './cost/render.js';
 
@@ -114,10 +119,15 @@ export interface CostStep {
   /** Fires of the window's CPU interval that the executors did not run, by reason (their metric's delta). */
   notRun: Record<string, number>;
   zookeeper: {
-    transactions: number;
+    /** The window's transactions, by what they were for (cost/zk-ledger.ts). */
+    window: WindowTransactions;
+    /** `window.total` ÷ runs. */
     transactionsPerRun: number;
-    /** Records appended to the transaction log (a check: equals `transactions` on a standalone server). */
+    /** The Zxid delta of the sampled interval, whatever fires its writes were for. */
+    transactions: number;
+    /** Records appended to the transaction log in the interval (a check: equals `transactions` on a standalone server). */
     logRecords: number;
+    /** Log bytes of `window.total` ÷ runs. */
     logBytesPerRun: number;
     snapshotBytesPerRun: number;
     snapshotsWritten: number;
@@ -366,7 +376,7 @@ function runFigures(all: readonly RunRecordLite[], start: number, end: number, e
 interface StepPlan { rate: number; executors: number; workers: number; shardsPerJob: number; windowSeconds: number; steadyTimeoutSeconds: number; latenessP99LimitMs: number; missedLimit: number }
 
 /** One rate step (see the module's note). */
-async function measureStep(server: ZooKeeperServer, env: CurveEnv, disk: ZkDiskMeter, plan: StepPlan, log: (line: string) => void): Promise<CostStep> {
+async function measureStep(server: ZooKeeperServer, env: CurveEnv, disk: ZkDiskMeter, ledger: TransactionLedger, plan: StepPlan, log: (line: string) => void): Promise<CostStep> {
   const jobCount = Math.ceil(plan.rate / plan.shardsPerJob);
   const shards = jobCount * plan.shardsPerJob;
   const prefix = `r${shards}`;
@@ -380,6 +390,7 @@ async function measureStep(server: ZooKeeperServer, env: CurveEnv, disk: ZkDiskM
     const firstFire = Math.ceil(appliedAt / 1000) * 1000;
     const steadyFire = await waitSteady(records, shards, firstFire, appliedAt + plan.steadyTimeoutSeconds * 1000);
     disk.read(); // catch up with the log so far: the samples then read only the window's records
+    ledger.begin(env.zk.options.root);
     const start = Math.max((steadyFire ?? 0) + 2000, Math.ceil((Date.now() + SAMPLE_LEAD_MS + 100) / 1000) * 1000);
     const end = start + plan.windowSeconds * 1000;
     await sleepUntil(start - SAMPLE_LEAD_MS);
@@ -388,8 +399,10 @@ async function measureStep(server: ZooKeeperServer, env: CurveEnv, disk: ZkDiskM
     const b = await sample(env, server, disk);
     await waitWindowRecords(records, shards, start, end, end + 5000);
     const figures = runFigures(records.records, start, end, shards * plan.windowSeconds, plan.executors);
+    // An executor completes a run in ZooKeeper before it records it, so the completions are in the log by now; read them all.
+    const txns = await windowTransactions(server, disk, ledger, figures.runs, start, end, a.zxid, b.zxid);
     log(`cost: steady ${steadyFire !== undefined ? 'after' : 'not reached in'} ${((start - 2000 - appliedAt) / 1000).toFixed(1)} s; records read ${((Date.now() - end) / 1000).toFixed(1)} s after the window`);
-    return stepResult(plan, jobCount, steadyFire !== undefined, (start - appliedAt) / 1000, figures, a, b);
+    return stepResult(plan, jobCount, steadyFire !== undefined, (start - appliedAt) / 1000, figures, a, b, txns);
   } finally {
     const c0 = Date.now();
     await retireJobs(env, jobs);
@@ -397,7 +410,20 @@ async function measureStep(server: ZooKeeperServer, env: CurveEnv, disk: ZkDiskM
   }
 }
 
-function stepResult(plan: StepPlan, jobs: number, steady: boolean, secondsToWindow: number, f: RunFigures, a: Sample, b: Sample): CostStep {
+/**
+ * Reads the log to its end until it holds a completion for each of the window's runs (or 5 s
+ * pass), then tallies the window's transactions (see cost/zk-ledger.ts).
+ */
+async function windowTransactions(server: ZooKeeperServer, disk: ZkDiskMeter, ledger: TransactionLedger, runs: number, start: number, end: number, from: number, to: number): Promise<WindowTransactions> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    disk.read(await server.zxid());
+    if (ledger.completions(start, end) >= runs || Date.now() >= deadline) return ledger.tally(start, end, from, to);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function stepResult(plan: StepPlan, jobs: number, steady: boolean, secondsToWindow: number, f: RunFigures, a: Sample, b: Sample, txns: WindowTransactions): CostStep {
   const seconds = (b.at - a.at) / 1000;
   const cpu = diffCpu(a, b);
   const perRun = (s: number): number => (f.runs > 0 ? (s * 1000) / f.runs : NaN);
@@ -425,10 +451,11 @@ function stepResult(plan: StepPlan, jobs: number, steady: boolean, secondsToWind
     },
     notRun: Object.fromEntries(Object.entries(b.notRun).map(([k, v]) => [k, v - (a.notRun[k] ?? 0)]).filter(([, v]) => v !== 0)),
     zookeeper: {
+      window: txns,
+      transactionsPerRun: f.runs > 0 ? txns.total / f.runs : NaN,
       transactions,
-      transactionsPerRun: f.runs > 0 ? transactions / f.runs : NaN,
       logRecords: b.disk.logRecords - a.disk.logRecords,
-      logBytesPerRun: f.runs > 0 ? (b.disk.logBytes - a.disk.logBytes) / f.runs : NaN,
+      logBytesPerRun: f.runs > 0 ? txns.bytes / f.runs : NaN,
       snapshotBytesPerRun: f.runs > 0 ? (b.disk.snapshotBytes - a.disk.snapshotBytes) / f.runs : NaN,
       snapshotsWritten: b.disk.snapshots - a.disk.snapshots,
     },
@@ -457,7 +484,8 @@ export async function runCostBench(options: CostBenchOptions = {}): Promise<Cost
   const t0 = Date.now();
   const server = await startZooKeeper({ tickTimeMs: 500, fastStart: false });
   try {
-    const disk = new ZkDiskMeter(join(server.dataDir, 'data', 'version-2'));
+    const ledger = new TransactionLedger();
+    const disk = new ZkDiskMeter(join(server.dataDir, 'data', 'version-2'), ledger.onRecord);
     const curves: CostCurve[] = [];
     for (const executors of o.executors) {
       const c0 = Date.now();
@@ -468,7 +496,7 @@ export async function runCostBench(options: CostBenchOptions = {}): Promise<Cost
         const env = await startCurve(server, executors, workers);
         try {
           for (const rate of o.rates) {
-            const step = await measureStep(server, env, disk, { ...o, rate, executors, workers }, log);
+            const step = await measureStep(server, env, disk, ledger, { ...o, rate, executors, workers }, log);
             log(`cost: ${executors} executor(s), ${step.rateAsked} runs/s: achieved ${step.achievedPerSecond.toFixed(0)}, p99 ${Math.round(step.lateness.p99)} ms, missed ${step.missed}, machine ${step.cores.machineBusy.toFixed(2)} cores${step.brokeDown ? ` — broke down (${step.breakdown.join('; ')})` : ''}`);
             steps.push(step);
             if (step.brokeDown) break;

@@ -122,6 +122,12 @@ function comparison(curves: readonly CostCurve[]): string | undefined {
   return `- At ${int(common)} runs/s, the highest rate every curve held, Orrery's CPU per run was ${list}. Several executors spread the event-loop work, but on one machine they share its cores, and each carries a fixed cost of its own.`;
 }
 
+/** The lowest and highest of some figures as written (one figure when they read the same). */
+function span(values: readonly number[], show: (v: number) => string): string {
+  const [lo, hi] = [show(Math.min(...values)), show(Math.max(...values))];
+  return lo === hi ? lo : `${lo}–${hi}`;
+}
+
 function zkReading(result: CostBenchResult): string {
   const steps = result.curves.flatMap((c) => c.steps.filter((s) => !s.brokeDown));
   if (steps.length === 0) return '- ZooKeeper per run: no step held, so no steady figure.';
@@ -129,7 +135,13 @@ function zkReading(result: CostBenchResult): string {
   const bytes = steps.map((s) => s.zookeeper.logBytesPerRun).filter(Number.isFinite);
   const mismatch = steps.filter((s) => s.zookeeper.logRecords !== s.zookeeper.transactions).length;
   const snaps = steps.reduce((n, s) => n + s.zookeeper.snapshotsWritten, 0);
-  return `- ZooKeeper per run, over the steps that held: ${dec(Math.min(...tx))}–${dec(Math.max(...tx))} transactions (target ≤ 2 per run: ${Math.max(...tx) <= 2.005 ? 'met' : 'not met'}), ${int(Math.min(...bytes))}–${int(Math.max(...bytes))} bytes appended to the transaction log; ${snaps} snapshot${snaps === 1 ? '' : 's'} written in those windows${mismatch > 0 ? `; in ${mismatch} step(s) the log's records differ from the Zxid delta (a record being written at a sample)` : ''}.`;
+  const sum = (f: (w: CostStep['zookeeper']['window']) => number): number => steps.reduce((n, s) => n + f(s.zookeeper.window), 0);
+  const runs = steps.reduce((n, s) => n + s.runs, 0);
+  const parts = [`${int(sum((w) => w.claims))} claims and ${int(sum((w) => w.completions))} completions for ${int(runs)} runs`];
+  if (sum((w) => w.otherShardWrites) > 0) parts.push(`${int(sum((w) => w.otherShardWrites))} other writes of their shards (failover markings)`);
+  parts.push(`${int(sum((w) => w.other))} other transaction${sum((w) => w.other) === 1 ? '' : 's'} in the windows`);
+  const edge = sum((w) => w.edge);
+  return `- ZooKeeper per run, over the steps that held: ${span(tx, dec)} transactions (target ≤ 2 per run: ${Math.max(...tx) <= 2.005 ? 'met' : 'not met'}) — ${parts.join(', ')}${edge > 0 ? `; not counted, ${int(edge)} writes in the sampled intervals that belong to the fires just before or after a window` : ''}; ${span(bytes, int)} bytes appended to the transaction log; ${snaps} snapshot${snaps === 1 ? '' : 's'} written in those windows${mismatch > 0 ? `; in ${mismatch} step(s) the log's records differ from the Zxid delta (a record being written at a sample)` : ''}.`;
 }
 
 function integrity(result: CostBenchResult): string {

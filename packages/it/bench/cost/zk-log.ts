@@ -10,6 +10,12 @@
  * header holds it: client id, cxid, then the zxid), so that it counts exactly the transactions a
  * `srvr` Zxid read just before covers. Snapshots are counted by their files' sizes (one being
  * written counts what it has so far).
+ *
+ * A record's transaction is jute: a header (client id 8 bytes, cxid 4, zxid 8, time 8, type 4),
+ * then the body of its type; a setData's body is `path` (int length, UTF-8), `data` (int length,
+ * bytes; −1 for none) and `version`. Each record walked can be handed to a visitor with its zxid,
+ * type, size and, for a setData, the path and data written — so a reader can say what a span of
+ * the log was for (cost/zk-ledger.ts).
  */
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,7 +31,22 @@ export interface ZkDiskTotals {
   snapshots: number;
 }
 
+/** One transaction log record, as handed to a {@link ZkDiskMeter}'s visitor. */
+export interface ZkLogRecord {
+  zxid: number;
+  /** ZooKeeper's OpCode of the transaction: 1 create, 2 delete, 5 setData, 14 multi, −1 error, −10 createSession, −11 closeSession, … */
+  type: number;
+  /** The record's bytes in the log, its frame included. */
+  bytes: number;
+  /** For a setData: the node written and its new data (a copy; null for none). */
+  setData?: { path: string; data: Buffer | null };
+}
+
+/** OpCode of a setData transaction. */
+const SET_DATA = 5;
 const HEADER = 16;
+/** A transaction's header: client id, cxid, zxid, time, type. */
+const TXN_HEADER = 32;
 const END_OF_RECORD = 0x42;
 const CHUNK = 1 << 20;
 
@@ -33,7 +54,8 @@ const CHUNK = 1 << 20;
 export class ZkDiskMeter {
   private readonly files = new Map<string, { end: number; bytes: number; records: number }>();
 
-  constructor(private readonly versionDir: string) {}
+  /** `onRecord` sees each record once, in log order, as a reading walks past it. */
+  constructor(private readonly versionDir: string, private readonly onRecord?: (record: ZkLogRecord) => void) {}
 
   /** Totals up to the record of Zxid `upTo` (default: all written). */
   read(upTo = Number.MAX_SAFE_INTEGER): ZkDiskTotals {
@@ -67,7 +89,9 @@ export class ZkDiskMeter {
           const size = 8 + 4 + length + 1;
           if (at + size > got) break; // past this chunk (or not all written yet)
           if (buf[at + size - 1] !== END_OF_RECORD) return; // being written
-          if (length >= 20 && Number(buf.readBigInt64BE(at + 24)) > upTo) return; // after the Zxid asked for
+          const zxid = length >= 20 ? Number(buf.readBigInt64BE(at + 24)) : 0;
+          if (zxid > upTo) return; // after the Zxid asked for
+          if (this.onRecord && length >= TXN_HEADER) this.onRecord(describe(buf, at + 12, length, zxid, size));
           at += size;
           f.end += size;
           f.bytes += size;
@@ -83,4 +107,21 @@ export class ZkDiskMeter {
       closeSync(fd);
     }
   }
+}
+
+/** The record whose transaction (header and body) is `buf[txn, txn + length)`. */
+function describe(buf: Buffer, txn: number, length: number, zxid: number, bytes: number): ZkLogRecord {
+  const type = buf.readInt32BE(txn + 28);
+  const record: ZkLogRecord = { zxid, type, bytes };
+  if (type !== SET_DATA) return record;
+  const end = txn + length;
+  let at = txn + TXN_HEADER;
+  const pathLength = at + 4 <= end ? buf.readInt32BE(at) : -1;
+  if (pathLength < 0 || at + 4 + pathLength + 4 > end) return record; // not a body this reader knows
+  const path = buf.toString('utf8', at + 4, at + 4 + pathLength);
+  at += 4 + pathLength;
+  const dataLength = buf.readInt32BE(at);
+  if (dataLength > end - at - 4) return record;
+  record.setData = { path, data: dataLength < 0 ? null : Buffer.from(buf.subarray(at + 4, at + 4 + dataLength)) };
+  return record;
 }
