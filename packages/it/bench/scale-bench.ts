@@ -163,7 +163,7 @@ export interface ConsoleRow { route: string; p50: number; p99: number; max: numb
 export interface FailoverScaleRow {
   kill: 'process' | 'host'; sessionSeconds: number; trials: number; total: Distribution; detection: Distribution; assigned?: Distribution; roundDone?: Distribution; leader?: Distribution; applied?: Distribution; overlaps: number;
   /** Each trial's allocator rounds, logged from its kill to the next trial's, `at` ms from the kill (absent in older results). */
-  rounds?: Array<Array<{ at: number; durationMs: number; jobsWritten: number; steps?: Record<string, number> }>>;
+  rounds?: Array<Array<{ at: number; durationMs: number; jobsWritten: number; steps?: Record<string, number>; gcMs?: number }>>;
 }
 
 /** A part that could not be measured says why. */
@@ -549,7 +549,7 @@ async function settled(maxMs: number): Promise<void> {
 }
 
 /** A round as the allocator logs it: its end (log time), length, jobs written and, in newer allocators, where its time went (ms). */
-interface AllocatorRound { time: number; durationMs: number; jobsWritten: number; steps?: Record<string, number> }
+interface AllocatorRound { time: number; durationMs: number; jobsWritten: number; steps?: Record<string, number>; gcMs?: number }
 
 /** The allocator's rounds so far, as it logs them (`allocation written`). */
 function allocatorRounds(allocator: RunningProcess): AllocatorRound[] {
@@ -558,7 +558,7 @@ function allocatorRounds(allocator: RunningProcess): AllocatorRound[] {
     if (!line.includes('"msg":"allocation written"')) continue;
     try {
       const v = JSON.parse(line) as AllocatorRound;
-      out.push({ time: v.time, durationMs: v.durationMs, jobsWritten: v.jobsWritten, ...(v.steps ? { steps: v.steps } : {}) });
+      out.push({ time: v.time, durationMs: v.durationMs, jobsWritten: v.jobsWritten, ...(v.steps ? { steps: v.steps } : {}), ...(v.gcMs !== undefined ? { gcMs: v.gcMs } : {}) });
     } catch {
       // a line cut by the pipe
     }

@@ -263,8 +263,10 @@ describe('orrery-sharding', () => {
     const round = await eventually(() => {
       const line = p.lines.find((l) => l.includes('"msg":"allocation written"') && l.includes('"members":2'));
       if (!line) throw new Error('no round without e3 yet');
-      return JSON.parse(line) as { steps: { waitMs: number } };
+      return JSON.parse(line) as { steps: { waitMs: number }; gcMs: number };
     }, { timeoutMs: 20_000 });
+    // The round's share of the process's garbage-collection pauses, logged with its steps.
+    expect(Number.isInteger(round.gcMs) && round.gcMs >= 0).toBe(true);
     expect(p.lines.some((l) => l.includes('"msg":"executor lost (') && l.includes('"executor":"e3"'))).toBe(true);
     // From the loss to the round's start: the 25 ms quiet (and the machine's scheduling), not the
     // 1,000 ms a debounced burst waits here.
