@@ -119,8 +119,8 @@ export interface CostStep {
   /** Fires of the window's CPU interval that the executors did not run, by reason (their metric's delta). */
   notRun: Record<string, number>;
   zookeeper: {
-    /** The window's transactions, by what they were for (cost/zk-ledger.ts). */
-    window: WindowTransactions;
+    /** The window's transactions, by what they were for (cost/zk-ledger.ts; absent in older results, whose figures are the interval's). */
+    window?: WindowTransactions;
     /** `window.total` ÷ runs. */
     transactionsPerRun: number;
     /** The Zxid delta of the sampled interval, whatever fires its writes were for. */

@@ -4,6 +4,7 @@
  * saturated there, worked out from the figures (no text is fixed in advance).
  */
 import type { CostBenchResult, CostCurve, CostStep } from '../cost-bench.js';
+import type { WindowTransactions } from './zk-ledger.js';
 
 const int = (v: number): string => (Number.isFinite(v) ? Math.round(v).toLocaleString('en') : '—');
 const dec = (v: number, digits = 2): string => (Number.isFinite(v) ? v.toFixed(digits) : '—');
@@ -135,13 +136,18 @@ function zkReading(result: CostBenchResult): string {
   const bytes = steps.map((s) => s.zookeeper.logBytesPerRun).filter(Number.isFinite);
   const mismatch = steps.filter((s) => s.zookeeper.logRecords !== s.zookeeper.transactions).length;
   const snaps = steps.reduce((n, s) => n + s.zookeeper.snapshotsWritten, 0);
-  const sum = (f: (w: CostStep['zookeeper']['window']) => number): number => steps.reduce((n, s) => n + f(s.zookeeper.window), 0);
+  // What the transactions were for (results written before it was counted lack it).
+  const windows = steps.map((s) => s.zookeeper.window).filter((w): w is WindowTransactions => w !== undefined);
+  const sum = (f: (w: WindowTransactions) => number): number => windows.reduce((n, w) => n + f(w), 0);
   const runs = steps.reduce((n, s) => n + s.runs, 0);
-  const parts = [`${int(sum((w) => w.claims))} claims and ${int(sum((w) => w.completions))} completions for ${int(runs)} runs`];
-  if (sum((w) => w.otherShardWrites) > 0) parts.push(`${int(sum((w) => w.otherShardWrites))} other writes of their shards (failover markings)`);
-  parts.push(`${int(sum((w) => w.other))} other transaction${sum((w) => w.other) === 1 ? '' : 's'} in the windows`);
+  const parts: string[] = [];
+  if (windows.length === steps.length) {
+    parts.push(`${int(sum((w) => w.claims))} claims and ${int(sum((w) => w.completions))} completions for ${int(runs)} runs`);
+    if (sum((w) => w.otherShardWrites) > 0) parts.push(`${int(sum((w) => w.otherShardWrites))} other writes of their shards (failover markings)`);
+    parts.push(`${int(sum((w) => w.other))} other transaction${sum((w) => w.other) === 1 ? '' : 's'} in the windows`);
+  }
   const edge = sum((w) => w.edge);
-  return `- ZooKeeper per run, over the steps that held: ${span(tx, dec)} transactions (target ≤ 2 per run: ${Math.max(...tx) <= 2.005 ? 'met' : 'not met'}) — ${parts.join(', ')}${edge > 0 ? `; not counted, ${int(edge)} writes in the sampled intervals that belong to the fires just before or after a window` : ''}; ${span(bytes, int)} bytes appended to the transaction log; ${snaps} snapshot${snaps === 1 ? '' : 's'} written in those windows${mismatch > 0 ? `; in ${mismatch} step(s) the log's records differ from the Zxid delta (a record being written at a sample)` : ''}.`;
+  return `- ZooKeeper per run, over the steps that held: ${span(tx, dec)} transactions (target ≤ 2 per run: ${Math.max(...tx) <= 2.005 ? 'met' : 'not met'})${parts.length > 0 ? ` — ${parts.join(', ')}` : ''}${edge > 0 ? `; not counted, ${int(edge)} writes in the sampled intervals that belong to the fires just before or after a window` : ''}; ${span(bytes, int)} bytes appended to the transaction log; ${snaps} snapshot${snaps === 1 ? '' : 's'} written in those windows${mismatch > 0 ? `; in ${mismatch} step(s) the log's records differ from the Zxid delta (a record being written at a sample)` : ''}.`;
 }
 
 function integrity(result: CostBenchResult): string {
