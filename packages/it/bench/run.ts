@@ -195,13 +195,25 @@ function renderConsole(r: ConsoleBenchResult): string {
   return out.join('\n');
 }
 
-/** A section's body: the benchmark's tables, or what stopped it. */
+/** Sections whose stored result could not be rendered (the run still goes on, and exits 1). */
+const unrendered = new Set<string>();
+
+/**
+ * A section's body: the benchmark's tables, or what stopped it. A renderer that throws (on a stored
+ * result of an older shape, say) costs its own section, not the benchmarks still to run.
+ */
 function renderSection(b: Bench, result: unknown, all: ReadonlyMap<string, BenchEntry>): string {
   if (result && typeof result === 'object' && 'error' in result && Object.keys(result).length === 1) {
     const first = String((result as { error: unknown }).error).split('\n')[0];
     return `**The run failed**: ${first} (the whole error is in the results file).`;
   }
-  return b.render(result, all);
+  try {
+    return b.render(result, all);
+  } catch (error) {
+    if (!unrendered.has(b.name)) console.error(`orrery bench: the ${b.name} section could not be rendered:`, error);
+    unrendered.add(b.name);
+    return `**This section could not be rendered** from its stored result: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]} (the figures are in the results file).`;
+  }
 }
 
 /** The generated part of BENCHMARKS.md: the machine and versions, then a section per benchmark (newest result of each). */
@@ -232,8 +244,8 @@ function renderAll(entries: Map<string, { entry: BenchEntry; file: ResultsFile }
 // (after a change to how a section is written).
 if (process.argv[2] === '--render') {
   writeBenchmarksMd(renderAll(newestEntries()));
-  console.error('orrery bench: BENCHMARKS.md rewritten from the stored results');
-  process.exit(0);
+  console.error(`orrery bench: BENCHMARKS.md rewritten from the stored results${unrendered.size ? `; not rendered: ${[...unrendered].join(', ')}` : ''}`);
+  process.exit(unrendered.size ? 1 : 0);
 }
 const names = process.argv.slice(2);
 const unknown = names.filter((x) => !BENCHES.some((b) => b.name === x));
@@ -281,5 +293,5 @@ for (const b of selected) {
   console.log(`## ${b.title}\n\n${renderSection(b, result, new Map([...entries].map(([k, v]) => [k, v.entry])))}\n`);
   console.error(`orrery bench: ${b.name} took ${Math.round(seconds)} s; ${file} and BENCHMARKS.md written`);
 }
-console.error(`orrery bench: ${selected.map((b) => b.name).join(', ')} in ${Math.round((Date.now() - t0) / 60_000)} min${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
-if (failed.length) process.exitCode = 1;
+console.error(`orrery bench: ${selected.map((b) => b.name).join(', ')} in ${Math.round((Date.now() - t0) / 60_000)} min${failed.length ? `; failed: ${failed.join(', ')}` : ''}${unrendered.size ? `; not rendered: ${[...unrendered].join(', ')}` : ''}`);
+if (failed.length || unrendered.size) process.exitCode = 1;
