@@ -159,7 +159,7 @@ export function createAllocator(options: AllocatorOptions): Allocator {
    * Milliseconds this process has been paused for garbage collection since the allocator was
    * created, as V8 reports its pauses (each reported a turn of the event loop or so after it
    * ended): a round logs its share (`gcMs`). At 10,000 jobs a round builds and compares objects for
-   * every job, and its collections took 0–155 ms of a failover round's 350–990 in the full-size bench.
+   * every job, and its collections took 7–155 ms of a failover round's 290–990 in two full-size runs.
    */
   let gcPausedMs = 0;
   const gcObserver = new PerformanceObserver((list) => {

@@ -6,7 +6,7 @@
  * the completion (state `idle`, with the run's outcome and its fire time in `last`). Under load the
  * completions of the fire before a window can still be arriving when the window's first sample is
  * taken, and the last fire's completions after its second — an interval cut by Zxid then holds a
- * few hundred writes that belong to other fires, or misses some of its own, and reads 1.98–2.02.
+ * few hundred writes that belong to other fires, or misses some of its own, and read 1.96–2.04.
  * The ledger instead sees every record of the log (as {@link ZkDiskMeter} walks it) and attributes
  * each shard write to its fire by the data written; anything else (another node, a multi, an error
  * transaction, a session) is "other", and counts where it falls. So for a window of fires
