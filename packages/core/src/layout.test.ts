@@ -30,7 +30,7 @@ describe('layout', () => {
     expect(matchPath(path)).toEqual(match);
   });
 
-  it.each(['/', '/other', '/namespaces/ns/other', '/namespaces/ns/jobs/j/unknown', '/namespaces/ns/jobs/j/shards/01', '/namespaces/ns/jobs/j/config/x/y', '/namespaces/../jobs'])(
+  it.each(['/', '/other', '/namespaces/ns/other', '/namespaces/ns/jobs/j/unknown', '/namespaces/ns/jobs/j/shards/01', '/namespaces/ns/jobs/j/config/x/y', '/namespaces/../jobs', '/namespaces/__proto__', '/namespaces/ns/jobs/__proto__', '/namespaces/ns/jobs/__proto__/shards/0', '/namespaces/ns/executors/__proto__/presence'])(
     '%s is not an Orrery path',
     (path) => expect(matchPath(path)).toBeUndefined(),
   );
@@ -52,6 +52,11 @@ describe('layout', () => {
     () => commandName.failover(-1, 1),
     () => commandName.failover(0, Number.NaN),
     () => commandName.repair(0.5),
+    // Keys of plain objects everywhere: `__proto__` would set a prototype instead (see layout.ts).
+    () => paths.job('ns', '__proto__'),
+    () => paths.namespace('__proto__'),
+    () => paths.executor('ns', '__proto__'),
+    () => paths.consoleUser('__proto__'),
   ])('refuses a name that would escape its place (%#)', (build) => {
     expect(build).toThrow(expect.objectContaining({ code: 'validation' }));
   });
@@ -87,7 +92,7 @@ describe('layout', () => {
 
     it('round-trips every downstream and failover name (property)', () => {
       fc.assert(
-        fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/), fc.nat(99_999), fc.maxSafeNat(), (job, item, fireTime) => {
+        fc.property(fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/).filter((s) => s !== '__proto__'), fc.nat(99_999), fc.maxSafeNat(), (job, item, fireTime) => {
           expect(parseCommandName(commandName.downstream(job, fireTime))).toEqual({ form: 'downstream', upstream: job, fireTime });
           expect(parseCommandName(commandName.failover(item, fireTime))).toEqual({ form: 'failover', item, fireTime });
           expect(parseCommandName(commandName.repair(item))).toEqual({ form: 'repair', item });
@@ -99,8 +104,8 @@ describe('layout', () => {
   it('round-trips every valid job shard path (property)', () => {
     fc.assert(
       fc.property(
-        fc.stringMatching(/^[A-Za-z0-9_.-]{1,20}$/).filter((s) => s !== '.' && s !== '..'),
-        fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/),
+        fc.stringMatching(/^[A-Za-z0-9_.-]{1,20}$/).filter((s) => s !== '.' && s !== '..' && s !== '__proto__'),
+        fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/).filter((s) => s !== '__proto__'),
         fc.nat(99_999),
         (ns, job, item) => {
           expect(matchPath(paths.jobShard(ns, job, item))).toEqual({ kind: 'job-shard', namespace: ns, job, item });

@@ -7,10 +7,16 @@
  */
 import { OrreryError } from './errors.js';
 
-/** Job (and node handler) names: `[A-Za-z0-9_-]{1,64}`. */
-export const JOB_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-/** Namespace and executor names: letters, digits, `_`, `-`, `.` (host names), 1–128, not `.`/`..`. */
-export const NODE_NAME_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,128}$/;
+/*
+ * No name may be `__proto__`: Orrery keys plain objects by these names (an allocation's jobs by job
+ * name, a job's items by executor name, a summary's jobs), and assigning that key sets the object's
+ * prototype instead — a job of that name was accepted and never assigned, an executor of that name
+ * silently lost its shards (neither assigned nor reported unassigned).
+ */
+/** Job (and node handler) names: `[A-Za-z0-9_-]{1,64}`, not `__proto__`. */
+export const JOB_NAME_PATTERN = /^(?!__proto__$)[A-Za-z0-9_-]{1,64}$/;
+/** Namespace and executor names: letters, digits, `_`, `-`, `.` (host names), 1–128, not `.`/`..`/`__proto__`. */
+export const NODE_NAME_PATTERN = /^(?!\.{1,2}$|__proto__$)[A-Za-z0-9_.-]{1,128}$/;
 
 function segment(kind: string, value: string, pattern: RegExp): string {
   if (typeof value !== 'string' || !pattern.test(value)) {
@@ -23,8 +29,8 @@ function segment(kind: string, value: string, pattern: RegExp): string {
 const ns = (name: string): string => segment('namespace', name, NODE_NAME_PATTERN);
 const job = (name: string): string => segment('job', name, JOB_NAME_PATTERN);
 const ex = (name: string): string => segment('executor', name, NODE_NAME_PATTERN);
-/** Console user names: letters, digits, `_`, `-`, `.`, 1–64, not `.`/`..`. */
-export const USER_NAME_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,64}$/;
+/** Console user names: letters, digits, `_`, `-`, `.`, 1–64, not `.`/`..`/`__proto__`. */
+export const USER_NAME_PATTERN = /^(?!\.{1,2}$|__proto__$)[A-Za-z0-9_.-]{1,64}$/;
 /** Console API token ids: 16 lowercase hex digits. */
 export const TOKEN_ID_PATTERN = /^[0-9a-f]{16}$/;
 /** The prefix of an audit entry's name (persistent-sequential: ZooKeeper appends 10 digits). */

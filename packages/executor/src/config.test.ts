@@ -27,3 +27,16 @@ describe('--secret-env', () => {
     expect(EXECUTOR_USAGE).toContain('ORRERY_SECRET_ENV');
   });
 });
+
+describe('--name and --namespace', () => {
+  it.each([
+    ['--name', ['--name', '__proto__']],
+    ['--name', ['--name', '..']],
+    ['--namespace', ['--namespace', '__proto__']],
+  ])('refuses %s %s', (field, argv) => {
+    expect(() => parseExecutorConfig(['--namespace', 'ns', '--name', 'e1', ...argv], {})).toThrow(expect.objectContaining({
+      code: 'usage',
+      message: expect.stringContaining(`${field}: '${argv[1]}' must match`),
+    }));
+  });
+});

@@ -43,13 +43,13 @@ export interface JobResult {
 
 /** A Node job definition. */
 export interface JobDefinition {
-  /** `[A-Za-z0-9_-]{1,64}`: the `handler` of the job configs that run it. */
+  /** `[A-Za-z0-9_-]{1,64}`, not `__proto__`: the `handler` of the job configs that run it. */
   name: string;
   description?: string;
   run(ctx: JobContext): Promise<JobResult | void> | JobResult | void;
 }
 
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const NAME = /^(?!__proto__$)[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Declares a Node job (validates its name and shape; throws a TypeError otherwise).

@@ -22,7 +22,7 @@ import { isJobFileCandidate } from './job-file-rule.js';
 
 // @orrery/core's JOB_NAME_PATTERN, not imported: loading the core here (through tsx) would add most
 // of a second to every executor's start, for one regular expression.
-const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const NAME = /^(?!__proto__$)[A-Za-z0-9_-]{1,64}$/;
 
 /** A file of the folder that was meant to be a job and is not, and why. */
 export interface JobFileProblem {

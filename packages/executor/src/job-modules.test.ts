@@ -62,6 +62,7 @@ describe('loadJobModules', () => {
       'broken.ts': 'export default {',
       'helper.ts': 'export const x = 1;\nexport default function helper() { return 2; }',
       'badname.ts': job('no spaces allowed'),
+      'proto.ts': job('__proto__'),
       'one.ts': job('twin'),
       'two.ts': job('twin'),
       'fine.ts': job('fine'),
@@ -73,16 +74,17 @@ describe('loadJobModules', () => {
     const folder = await discoverJobModules(dir);
     expect([...folder.modules]).toEqual([['fine', join(dir, 'fine.ts')], ['twin', join(dir, 'one.ts')]]);
     expect(folder.helpers).toEqual(['helper.ts']);
-    expect(folder.problems.map((p) => p.file)).toEqual(['badname.ts', 'broken.ts', 'two.ts']);
+    expect(folder.problems.map((p) => p.file)).toEqual(['badname.ts', 'broken.ts', 'proto.ts', 'two.ts']);
     expect(folder.problems[1]!.reason).toMatch(/^cannot be imported: /);
-    expect(describeProblems(folder.problems)).toContain("badname.ts: name 'no spaces allowed' must match ^[A-Za-z0-9_-]{1,64}$");
+    expect(describeProblems(folder.problems)).toContain("badname.ts: name 'no spaces allowed' must match ^(?!__proto__$)[A-Za-z0-9_-]{1,64}$");
+    expect(describeProblems(folder.problems)).toContain("proto.ts: name '__proto__' must match");
     expect(describeProblems(folder.problems)).toContain(`two.ts: name 'twin' is also defined by ${join(dir, 'one.ts')}`);
     // loadJobModules gives the jobs and logs the rest (it refuses nothing but an unreadable folder).
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => { lines.push(JSON.parse(line) as Record<string, unknown>); } });
     const modules = await loadJobModules(dir, undefined, undefined, logger);
     expect([...modules.keys()]).toEqual(['fine', 'twin']);
-    expect(lines.filter((l) => l.msg === 'a file of the jobs folder is not a job').map((l) => l.file)).toEqual(['badname.ts', 'broken.ts', 'two.ts']);
+    expect(lines.filter((l) => l.msg === 'a file of the jobs folder is not a job').map((l) => l.file)).toEqual(['badname.ts', 'broken.ts', 'proto.ts', 'two.ts']);
     expect(lines.filter((l) => l.msg === 'a module of the jobs folder is a helper, not a job').map((l) => l.file)).toEqual(['helper.ts']);
   });
 

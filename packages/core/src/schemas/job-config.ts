@@ -14,8 +14,8 @@ import { isPlainObject, issue, schemaIssues, suggestField, withDefaults } from '
 const literals = <T extends string>(values: readonly T[], def?: T) =>
   Type.Union(values.map((v) => Type.Literal(v)), def === undefined ? {} : { default: def });
 
-/** `[A-Za-z0-9_-]{1,64}`: job and handler names. */
-export const JobNameSchema = Type.String({ pattern: JOB_NAME_PATTERN.source, description: 'letters, digits, _ and -, 1 to 64' });
+/** `[A-Za-z0-9_-]{1,64}`, not `__proto__`: job and handler names. */
+export const JobNameSchema = Type.String({ pattern: JOB_NAME_PATTERN.source, description: 'letters, digits, _ and -, 1 to 64; not __proto__' });
 /** An executor name, or `@tag` for every executor started with that tag. */
 export const PreferEntrySchema = Type.String({ pattern: `^(@[A-Za-z0-9_.-]{1,64}|${NODE_NAME_PATTERN.source.slice(1, -1)})$` });
 

@@ -34,9 +34,9 @@ export const deleteUser = (name: string, version: number) => api<void>(`/users/$
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 256;
 /** A user name, as the API checks it. */
-export const USER_NAME_PATTERN = '(?!\\.{1,2}$)[A-Za-z0-9_.\\-]{1,64}';
+export const USER_NAME_PATTERN = '(?!\\.{1,2}$|__proto__$)[A-Za-z0-9_.\\-]{1,64}';
 /** A namespace name, as the API checks it. */
-export const NAMESPACE_NAME_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,128}$/;
+export const NAMESPACE_NAME_PATTERN = /^(?!\.{1,2}$|__proto__$)[A-Za-z0-9_.-]{1,128}$/;
 
 /** One row of the roles editor. */
 export interface RoleRow {

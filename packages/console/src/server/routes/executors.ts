@@ -16,7 +16,7 @@ import { removeOfflineExecutor } from '../../store/executor-removal.js';
 import { NamespaceNameSchema, NamespaceParams } from './namespaces.js';
 
 /** An executor name in a path or a body. */
-export const ExecutorNameSchema = Type.String({ pattern: NODE_NAME_PATTERN.source, description: "letters, digits, '.', '_' and '-', 1 to 128" });
+export const ExecutorNameSchema = Type.String({ pattern: NODE_NAME_PATTERN.source, description: "letters, digits, '.', '_' and '-', 1 to 128; not '.', '..' or __proto__" });
 const ExecutorParams = Type.Object({ namespace: NamespaceNameSchema, executor: ExecutorNameSchema }, { additionalProperties: false });
 
 /** The states an executor is shown in. */

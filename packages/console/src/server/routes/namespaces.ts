@@ -10,7 +10,7 @@ import type { ConsoleContext } from '../context.js';
 import { createNamespace, deleteNamespace, updateNamespace } from '../../store/namespaces.js';
 
 /** A namespace name in a path or a body. */
-export const NamespaceNameSchema = Type.String({ pattern: NODE_NAME_PATTERN.source, description: "letters, digits, '.', '_' and '-', 1 to 128" });
+export const NamespaceNameSchema = Type.String({ pattern: NODE_NAME_PATTERN.source, description: "letters, digits, '.', '_' and '-', 1 to 128; not '.', '..' or __proto__" });
 /** `:namespace` path parameter. */
 export const NamespaceParams = Type.Object({ namespace: NamespaceNameSchema }, { additionalProperties: false });
 

@@ -11,7 +11,7 @@ import { deleteUserTokens } from '../../store/tokens.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, USER_ROLES_MAX, createUser, deleteUser, updateUser, userView, type NewUser, type UserChange } from '../../store/users.js';
 
 /** A user name in a path or a body. */
-export const UserNameSchema = Type.String({ pattern: USER_NAME_PATTERN.source, description: "letters, digits, '.', '_' and '-', 1 to 64" });
+export const UserNameSchema = Type.String({ pattern: USER_NAME_PATTERN.source, description: "letters, digits, '.', '_' and '-', 1 to 64; not '.', '..' or __proto__" });
 const RoleSchema = Type.Union([Type.Literal('viewer'), Type.Literal('operator'), Type.Literal('owner')]);
 const RolesSchema = Type.Record(Type.String({ pattern: NODE_NAME_PATTERN.source }), RoleSchema, { maxProperties: USER_ROLES_MAX, description: 'namespace → role (viewer ⊂ operator ⊂ owner)' });
 const PasswordSchema = Type.String({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, description: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters` });
