@@ -18,8 +18,16 @@ npx --no-install tsc -p tsconfig.json
 # it would make the timing of every other test depend on which of its scenarios ran beside them.
 # With arguments (a file filter, say), one vitest run of what they select.
 dir=$(mktemp -d -t orrery-vitest-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
+# Every temporary folder of the run — the tests' own, and those of the ZooKeeper servers, executors
+# and browsers they start — goes under one folder (TMPDIR, which os.tmpdir() and mktemp read): gone
+# when the run passes, kept and named when it fails (its logs and data dirs are what to look at).
+export TMPDIR="$dir/tmp"
+mkdir "$TMPDIR"
 status=0
+finish() {
+  if [ "$status" -eq 0 ]; then rm -rf "$dir"; else echo "orrery: the run's temporary files are kept in $TMPDIR" >&2; fi
+}
+trap finish EXIT
 run() { # run REPORT [vitest arguments...]
   local report="$1"; shift
   npx --no-install vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
