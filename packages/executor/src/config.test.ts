@@ -34,7 +34,7 @@ describe('--name and --namespace', () => {
     ['--name', ['--name', '..']],
     ['--namespace', ['--namespace', '__proto__']],
   ])('refuses %s %s', (field, argv) => {
-    expect(() => parseExecutorConfig(['--namespace', 'ns', '--name', 'e1', ...argv], {})).toThrow(expect.objectContaining({
+    expect(() => parse(argv)).toThrow(expect.objectContaining({
       code: 'usage',
       message: expect.stringContaining(`${field}: '${argv[1]}' must match`),
     }));
